@@ -1,0 +1,173 @@
+#include <common/test.h>
+
+#include <ucs/config/global_opts.h>
+#include <ucs/sys/lib_info.h>
+#include <ucs/sys/module.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <string>
+#include <unistd.h>
+
+/*
+ * The loader is tested with modules of a private framework, "gtestfw",
+ * built next to the test binary (GTEST_MODULE_DIR) plus files the test puts
+ * in a temporary directory.
+ */
+class test_module : public ucs::test_base {
+protected:
+    void init() override
+    {
+        char tmpl[] = "/tmp/ucs_gtest_modules.XXXXXX";
+
+        ASSERT_NE(nullptr, mkdtemp(tmpl)) << "mkdtemp: " << strerror(errno);
+        m_dir = tmpl;
+        m_saved_level = ucs_global_log_level;
+    }
+
+    void cleanup() override
+    {
+        ucs_log_set_level(m_saved_level);
+        if (m_changed_dir) {
+            set_module_dir(m_saved_dir.c_str());
+        }
+        for (const std::string &file : m_files) {
+            unlink(file.c_str());
+        }
+        rmdir(m_dir.c_str());
+    }
+
+    void use_module_dir(const std::string &dir)
+    {
+        char current[4096];
+
+        if (!m_changed_dir) {
+            m_saved_dir   = (ucs_global_opts.module_dir == nullptr) ? "" :
+                            ucs_global_opts.module_dir;
+            m_changed_dir = true;
+        }
+        set_module_dir(dir.c_str());
+        if (!dir.empty()) {
+            ASSERT_EQ(UCS_OK, ucs_module_dir(current, sizeof(current)));
+            ASSERT_EQ(dir, current);
+        }
+    }
+
+    void add_file(const std::string &name, const std::string &content)
+    {
+        std::string path = m_dir + "/" + name;
+        FILE        *f   = fopen(path.c_str(), "w");
+
+        ASSERT_NE(nullptr, f) << path << ": " << strerror(errno);
+        fputs(content.c_str(), f);
+        fclose(f);
+        m_files.push_back(path);
+    }
+
+    void add_link(const std::string &name, const std::string &target)
+    {
+        std::string path = m_dir + "/" + name;
+
+        ASSERT_EQ(0, symlink(target.c_str(), path.c_str()))
+                << path << ": " << strerror(errno);
+        m_files.push_back(path);
+    }
+
+    std::string m_dir;
+
+private:
+    static void set_module_dir(const char *dir)
+    {
+        ASSERT_EQ(UCS_OK, ucs_config_parser_set_value(&ucs_global_opts,
+                                                      ucs_global_opts_table,
+                                                      "MODULE_DIR", dir));
+    }
+
+    std::vector<std::string> m_files;
+    bool                     m_changed_dir = false;
+    std::string              m_saved_dir;
+    ucs_log_level_t          m_saved_level;
+};
+
+TEST_F(test_module, default_dir_is_next_to_libucs)
+{
+    std::string lib = ucs_sys_get_lib_path();
+    char        dir[4096];
+
+    use_module_dir("");
+    ASSERT_EQ(UCS_OK, ucs_module_dir(dir, sizeof(dir)));
+    EXPECT_EQ(lib.substr(0, lib.rfind('/')) + "/ucx", dir);
+}
+
+TEST_F(test_module, loads_good_skips_bad_quietly)
+{
+    const std::string good = std::string(GTEST_MODULE_DIR) + "/libgtestfw_good.so";
+
+    add_link("libgtestfw_good.so", good);
+    add_link("libgtestfw_failinit.so",
+             std::string(GTEST_MODULE_DIR) + "/libgtestfw_failinit.so");
+    add_file("libgtestfw_broken.so", "this is not an ELF file\n");
+    add_file("libotherfw_ignored.so", "not ours\n");
+    use_module_dir(m_dir);
+
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
+    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
+
+    EXPECT_EQ(1u, ucs_modules_load("gtestfw"));
+    EXPECT_EQ(0u, ucs_modules_load("gtestfw")) << "loads once per process";
+
+    EXPECT_TRUE(ucs_module_is_loaded("gtestfw", "good"));
+    EXPECT_FALSE(ucs_module_is_loaded("gtestfw", "broken"));
+    EXPECT_FALSE(ucs_module_is_loaded("gtestfw", "failinit"));
+    EXPECT_FALSE(ucs_module_is_loaded("otherfw", "ignored"));
+
+    EXPECT_EQ(0u, capture.count(UCS_LOG_LEVEL_ERROR)) << capture.dump();
+    EXPECT_EQ(0u, capture.count(UCS_LOG_LEVEL_WARN)) << capture.dump();
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG,
+                                "libgtestfw_broken.so not loaded: ")) << capture.dump();
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG,
+                                "libgtestfw_failinit.so not loaded: "
+                                "initialization failed")) << capture.dump();
+
+    /* The module's init ran: ask the module itself */
+    void *handle = dlopen(good.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(nullptr, handle);
+    auto initialized = reinterpret_cast<int (*)()>(
+            dlsym(handle, "gtest_module_initialized"));
+    ASSERT_NE(nullptr, initialized);
+    EXPECT_EQ(1, initialized());
+    dlclose(handle);
+
+    EXPECT_EQ(nullptr, dlerror()) << "a dlerror() string was left pending";
+}
+
+TEST_F(test_module, missing_module_leaves_no_dlerror_pending)
+{
+    use_module_dir(m_dir);
+    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
+
+    EXPECT_EQ(UCS_ERR_NO_ELEM, ucs_module_load("gtestfw", "missing"));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG,
+                                "libgtestfw_missing.so not loaded: ")) << capture.dump();
+    EXPECT_EQ(0u, capture.count(UCS_LOG_LEVEL_WARN)) << capture.dump();
+
+    /* The LeakSanitizer leg proves nothing is left allocated at exit; this
+     * proves it directly: no error message is pending after the loader. */
+    const char *lib_path = ucs_sys_get_lib_path();
+    ASSERT_NE(nullptr, lib_path);
+    EXPECT_NE(std::string::npos, std::string(lib_path).find("libucs"));
+    EXPECT_EQ(nullptr, dlerror());
+}
+
+TEST_F(test_module, missing_directory_is_not_an_error)
+{
+    use_module_dir(m_dir + "/does-not-exist");
+    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
+
+    EXPECT_EQ(0u, ucs_modules_load("gtestfw_nodir"));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "does-not-exist: No such "
+                                "file or directory")) << capture.dump();
+}
