@@ -493,13 +493,14 @@ TEST(test_prm, oversized_value)
     uct_mlx5_prm_buf<qpc::layout> buf;
 
 #ifdef UCS_ENABLE_ASSERT
-    EXPECT_DEATH(uct_mlx5_prm_set<qpc::state>(buf.data(), 0x13),
+    EXPECT_DEATH(uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0x13),
                  "does not fit in 4 bits");
 #else
-    /* Without assertions the excess bits are dropped, never spilled */
-    uct_mlx5_prm_set<qpc::state>(buf.data(), 0x13);
-    EXPECT_EQ(0x3u, uct_mlx5_prm_get<qpc::state>(buf.data()));
-    EXPECT_EQ(0u, uct_mlx5_prm_get<qpc::lag_tx_port_affinity>(buf.data()));
+    /* Without assertions the excess bits are dropped, never spilled into
+     * qpc::state on the left */
+    uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0x13);
+    EXPECT_EQ(0x3u, uct_mlx5_prm_get<qpc::lag_tx_port_affinity>(buf.data()));
+    EXPECT_EQ(0u, uct_mlx5_prm_get<qpc::state>(buf.data()));
 #endif
 }
 

@@ -1,0 +1,149 @@
+#!/bin/bash
+# Build and run the gtest suite three ways, from the source tree:
+#   plain     --enable-debug build
+#   asan      --enable-debug --enable-asan build, LeakSanitizer on,
+#             contrib/lsan.supp
+#   valgrind  the plain build's gtest under memcheck, full leak check,
+#             contrib/valgrind.supp
+# plus the source checks. Ends with "N passed, N failed, N skipped" totalled
+# over the legs; exits non-zero if anything failed.
+#
+# Environment: JOBS (make parallelism, default nproc), BUILD_ROOT (default
+# <top>/build-matrix), GTEST_FILTER (passed to every leg).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${JOBS:-$(nproc)}
+build_root=${BUILD_ROOT:-$top/build-matrix}
+start=$(date +%s)
+
+total_passed=0
+total_failed=0
+total_skipped=0
+summary=()
+
+log() {
+    echo "[matrix $(date +%H:%M:%S)] $*"
+}
+
+elapsed() {
+    echo $(( $(date +%s) - $1 ))
+}
+
+# build NAME CONFIGURE_ARGS...
+build() {
+    local name=$1; shift
+    local dir=$build_root/$name
+    local t0=$(date +%s)
+
+    log "$name: configure $*"
+    rm -rf "$dir" && mkdir -p "$dir" || return 1
+    if ! (cd "$dir" && "$top/configure" "$@" >configure.log 2>&1); then
+        tail -30 "$dir/configure.log"
+        return 1
+    fi
+    log "$name: build"
+    if ! make -C "$dir" -j"$jobs" >"$dir/build.log" 2>&1 ||
+       ! make -C "$dir" -j"$jobs" check TESTS= >>"$dir/build.log" 2>&1; then
+        grep -E "error|Error" "$dir/build.log" | head -30
+        return 1
+    fi
+    log "$name: built in $(elapsed $t0) s"
+}
+
+# record NAME LOG EXIT_CODE SECONDS: add a leg's counts to the totals
+record() {
+    local name=$1 logfile=$2 rc=$3 secs=$4
+    local line passed=0 failed=0 skipped=0
+
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$logfile" | tail -1)
+    if [ -n "$line" ]; then
+        read -r passed _ failed _ skipped _ <<<"$(echo "$line" | tr -d ',')"
+    fi
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        # crashed, leaked or reported memory errors after the tests ran
+        failed=1
+        log "$name: exit code $rc with no failed test: see $logfile"
+        grep -E "ERROR: LeakSanitizer|ERROR: AddressSanitizer|definitely lost|ERROR SUMMARY|watchdog|Segmentation|Aborted" \
+            "$logfile" | head -20
+    fi
+    if [ "$failed" -ne 0 ]; then
+        grep -E '^\[  FAILED  \]' "$logfile" | sort -u | head -40
+    fi
+
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+    total_skipped=$((total_skipped + skipped))
+    summary+=("$(printf '%-9s %5d passed, %d failed, %d skipped  (%d s)' \
+                 "$name" "$passed" "$failed" "$skipped" "$secs")")
+    log "$name: $passed passed, $failed failed, $skipped skipped in $secs s"
+}
+
+# run_leg NAME BUILD_DIR [WRAPPER...]: run the gtest binary of BUILD_DIR
+run_leg() {
+    local name=$1 dir=$2; shift 2
+    local logfile=$build_root/$name-gtest.log
+    local t0=$(date +%s) rc
+
+    log "$name: running gtest"
+    (cd "$dir/test/gtest" &&
+     "$dir/libtool" --mode=execute "$@" ./gtest ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER}) \
+        >"$logfile" 2>&1
+    rc=$?
+    record "$name" "$logfile" "$rc" "$(elapsed $t0)"
+}
+
+# fail_leg NAME REASON: a leg that could not run counts as one failure
+fail_leg() {
+    total_failed=$((total_failed + 1))
+    summary+=("$(printf '%-9s could not run: %s' "$1" "$2")")
+    log "$1: could not run: $2"
+}
+
+cd "$top" || exit 1
+if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+    log "autogen"
+    ./autogen.sh >/dev/null 2>&1 || { echo "autogen.sh failed"; exit 1; }
+fi
+mkdir -p "$build_root"
+
+# Source checks count as one test each.
+for check in buildlib/check-*.sh; do
+    [ -x "$check" ] || continue
+    name=$(basename "$check" .sh)
+    if "$check" >"$build_root/$name.log" 2>&1; then
+        total_passed=$((total_passed + 1))
+        summary+=("$(printf '%-9s pass' "$name")")
+    else
+        cat "$build_root/$name.log"
+        fail_leg "$name" "source check failed"
+    fi
+done
+
+if build plain --enable-debug; then
+    run_leg plain "$build_root/plain"
+    run_leg valgrind "$build_root/plain" \
+        valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
+                 --errors-for-leak-kinds=definite,indirect,possible \
+                 --error-exitcode=1 --num-callers=30 \
+                 --suppressions="$top/contrib/valgrind.supp"
+else
+    fail_leg plain "build failed"
+    fail_leg valgrind "build failed"
+fi
+
+if build asan --enable-debug --enable-asan; then
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1" \
+    LSAN_OPTIONS="suppressions=$top/contrib/lsan.supp:print_suppressions=0" \
+        run_leg asan "$build_root/asan"
+else
+    fail_leg asan "build failed"
+fi
+
+echo
+echo "Test matrix ($(elapsed $start) s wall time):"
+for line in "${summary[@]}"; do
+    echo "  $line"
+done
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+[ "$total_failed" -eq 0 ]
