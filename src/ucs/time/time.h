@@ -6,7 +6,6 @@
 
 #include <ucs/sys/compiler_def.h>
 #include <stdint.h>
-#include <time.h>
 
 BEGIN_C_DECLS
 
@@ -15,13 +14,8 @@ typedef uint64_t ucs_time_t;
 
 #define UCS_TIME_INFINITY ((ucs_time_t)-1)
 
-static inline ucs_time_t ucs_get_time(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (ucs_time_t)ts.tv_sec * 1000000000ull + (ucs_time_t)ts.tv_nsec;
-}
+/** Now, on the monotonic clock. */
+ucs_time_t ucs_get_time(void);
 
 static inline ucs_time_t ucs_time_from_sec(double sec)
 {
