@@ -4,7 +4,7 @@
  */
 #include <uct/ib/mlx5/dv/prm.h>
 
-#include <gtest/gtest.h>
+#include <common/test.h>
 
 #include <cstring>
 #include <map>
@@ -35,6 +35,9 @@ bool prm_bit(const void *buf, unsigned bit)
 
 } // namespace
 
+class test_prm : public ucs::test_base {
+};
+
 #define EXPECT_FIELD(_field, _offset, _width) \
     do { \
         EXPECT_EQ(_offset, _field::offset) << #_field; \
@@ -42,7 +45,7 @@ bool prm_bit(const void *buf, unsigned bit)
     } while (0)
 
 
-TEST(test_prm, readme_table)
+TEST_F(test_prm, readme_table)
 {
     EXPECT_FIELD(init2rtr_qp_in::opcode,            0,   16);
     EXPECT_FIELD(init2rtr_qp_in::qpn,              72,   24);
@@ -78,7 +81,7 @@ TEST(test_prm, readme_table)
     EXPECT_FIELD(init2rtr_qpc<qpc::dbr_addr>,    1472,   64);
 }
 
-TEST(test_prm, command_headers)
+TEST_F(test_prm, command_headers)
 {
     EXPECT_FIELD(mbox_in::opcode,            0, 16);
     EXPECT_FIELD(mbox_in::uid,              16, 16);
@@ -141,7 +144,7 @@ TEST(test_prm, command_headers)
     EXPECT_FIELD(destroy_rmp_in::opcode,     0, 16);
 }
 
-TEST(test_prm, qpc)
+TEST_F(test_prm, qpc)
 {
     EXPECT_FIELD(qpc::state,                    0,   4);
     EXPECT_FIELD(qpc::lag_tx_port_affinity,     4,   4);
@@ -190,7 +193,7 @@ TEST(test_prm, qpc)
     EXPECT_FIELD(qpc::dbr_umem_id,           1824,  32);
 }
 
-TEST(test_prm, ads)
+TEST_F(test_prm, ads)
 {
     EXPECT_FIELD(ads::fl,           0,  1);
     EXPECT_FIELD(ads::free_ar,      1,  1);
@@ -204,7 +207,7 @@ TEST(test_prm, ads)
     EXPECT_FIELD(ads::dei_cfi,    288,  1);
 }
 
-TEST(test_prm, create_qp)
+TEST_F(test_prm, create_qp)
 {
     EXPECT_FIELD(create_qp_in::opt_param_mask,  128,   32);
     EXPECT_FIELD(create_qp_in::qpc,             192, 1856);
@@ -215,7 +218,7 @@ TEST(test_prm, create_qp)
     EXPECT_FIELD(create_qp_out::qpn,             72,   24);
 }
 
-TEST(test_prm, qp_commands)
+TEST_F(test_prm, qp_commands)
 {
     EXPECT_FIELD(destroy_qp_in::qpn,                    72,   24);
     EXPECT_FIELD(rst2init_qp_in::qpn,                   72,   24);
@@ -240,7 +243,7 @@ TEST(test_prm, qp_commands)
     EXPECT_FIELD(query_qp_out::qpc,                    192, 1856);
 }
 
-TEST(test_prm, hca_caps)
+TEST_F(test_prm, hca_caps)
 {
     EXPECT_FIELD(query_hca_cap_in::other_function,                 64,     1);
     EXPECT_FIELD(query_hca_cap_in::function_id,                    80,    16);
@@ -291,7 +294,7 @@ TEST(test_prm, hca_caps)
     EXPECT_FIELD(roce_cap_at<roce_cap::fl_rc_qp_when_roce_enabled>,  134, 1);
 }
 
-TEST(test_prm, mkey)
+TEST_F(test_prm, mkey)
 {
     EXPECT_FIELD(create_mkey_in::pg_access,                          96,   1);
     EXPECT_FIELD(create_mkey_in::mkey_umem_valid,                    97,   1);
@@ -319,7 +322,7 @@ TEST(test_prm, mkey)
     EXPECT_FIELD(mkc::log_page_size,             475,  5);
 }
 
-TEST(test_prm, srq_rmp_pd)
+TEST_F(test_prm, srq_rmp_pd)
 {
     EXPECT_FIELD(create_srq_out::srqn, 72, 24);
     EXPECT_FIELD(destroy_srq_in::srqn, 72, 24);
@@ -329,7 +332,7 @@ TEST(test_prm, srq_rmp_pd)
     EXPECT_FIELD(dealloc_pd_in::pd,    72, 24);
 }
 
-TEST(test_prm, sizes)
+TEST_F(test_prm, sizes)
 {
     EXPECT_EQ(352u,   ads::layout::size_bits);
     EXPECT_EQ(1856u,  qpc::layout::size_bits);
@@ -357,7 +360,7 @@ TEST(test_prm, sizes)
     EXPECT_EQ(32896u, query_hca_cap_out::layout::size_bits);
 }
 
-TEST(test_prm, constants)
+TEST_F(test_prm, constants)
 {
     EXPECT_EQ(0x100, UCT_MLX5_CMD_OP_QUERY_HCA_CAP);
     EXPECT_EQ(0x200, UCT_MLX5_CMD_OP_CREATE_MKEY);
@@ -401,7 +404,7 @@ TEST(test_prm, constants)
     EXPECT_EQ(0x9, uct_mlx5_hca_cap_op_mod(UCT_MLX5_HCA_CAP_ROCE));
 }
 
-TEST(test_prm, buf)
+TEST_F(test_prm, buf)
 {
     uct_mlx5_prm_buf<query_hca_cap_out::layout> out;
 
@@ -413,7 +416,7 @@ TEST(test_prm, buf)
     }
 }
 
-TEST(test_prm, byte_placement)
+TEST_F(test_prm, byte_placement)
 {
     uct_mlx5_prm_buf<init2rtr_qp_in::layout> in;
     auto bytes = reinterpret_cast<const uint8_t*>(in.data());
@@ -452,7 +455,7 @@ TEST(test_prm, byte_placement)
     }
 }
 
-TEST(test_prm, mac_gid_placement)
+TEST_F(test_prm, mac_gid_placement)
 {
     static const uint8_t mac[6]  = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
     static const uint8_t gid[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0,
@@ -488,7 +491,7 @@ TEST(test_prm, mac_gid_placement)
     EXPECT_EQ(0, memcmp(gid, out, sizeof(gid)));
 }
 
-TEST(test_prm, oversized_value)
+TEST_F(test_prm, oversized_value)
 {
     uct_mlx5_prm_buf<qpc::layout> buf;
 
@@ -507,7 +510,7 @@ TEST(test_prm, oversized_value)
 
 /* Generic checks over fields of every width class and position */
 template <typename F>
-class test_prm_field : public ::testing::Test {
+class test_prm_field : public ucs::test_base {
 protected:
     using buf_t = uct_mlx5_prm_buf<typename F::owner>;
 
