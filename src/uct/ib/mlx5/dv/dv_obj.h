@@ -1,0 +1,57 @@
+/*
+ * Verbs objects the DevX path needs the mlx5 view of: the PD number, CQs
+ * with their numbers, and a UAR page for doorbells. Each is a handle that
+ * owns its object and releases it (warning with errno if that fails).
+ */
+#ifndef UCT_IB_MLX5_DV_OBJ_H_
+#define UCT_IB_MLX5_DV_OBJ_H_
+
+#include <uct/ib/base/ib_device.h>
+
+/** The PD number of @a pd. */
+[[nodiscard]] ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev,
+                                               struct ibv_pd *pd,
+                                               uint32_t *pdn_p);
+
+/* A verbs CQ and its mlx5 layout. */
+class uct_ib_mlx5_cq {
+public:
+    static ucs_status_t create(const uct_ib_device &dev, int cqe,
+                               uct_ib_mlx5_cq **cq_p);
+    ~uct_ib_mlx5_cq();
+
+    uct_ib_mlx5_cq(const uct_ib_mlx5_cq&)            = delete;
+    uct_ib_mlx5_cq &operator=(const uct_ib_mlx5_cq&) = delete;
+
+    struct ibv_cq          *cq() const { return m_cq; }
+    uint32_t               cqn() const { return m_dv.cqn; }
+    const struct mlx5dv_cq &dv() const { return m_dv; }
+
+private:
+    explicit uct_ib_mlx5_cq(const uct_ib_device &dev) : m_dev(dev) {}
+
+    const uct_ib_device &m_dev;
+    struct ibv_cq       *m_cq = nullptr;
+    struct mlx5dv_cq    m_dv  = {};
+};
+
+/* A DevX UAR page (BlueFlame registers) for doorbells. */
+class uct_ib_mlx5_devx_uar {
+public:
+    static ucs_status_t create(const uct_ib_device &dev,
+                               uct_ib_mlx5_devx_uar **uar_p);
+    ~uct_ib_mlx5_devx_uar();
+
+    uct_ib_mlx5_devx_uar(const uct_ib_mlx5_devx_uar&)            = delete;
+    uct_ib_mlx5_devx_uar &operator=(const uct_ib_mlx5_devx_uar&) = delete;
+
+    uint32_t page_id() const { return m_uar->page_id; }
+    void     *reg_addr() const { return m_uar->reg_addr; }
+
+private:
+    uct_ib_mlx5_devx_uar() = default;
+
+    struct mlx5dv_devx_uar *m_uar = nullptr;
+};
+
+#endif

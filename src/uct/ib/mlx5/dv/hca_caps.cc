@@ -1,0 +1,81 @@
+#include "hca_caps.h"
+#include "devx.h"
+#include "prm.h"
+
+#include <memory>
+
+namespace {
+
+using namespace uct_mlx5_prm;
+
+using cap_out = uct_mlx5_prm_buf<query_hca_cap_out::layout>;
+
+template <typename F>
+using general = at<query_hca_cap_out::capability, hca_cap_union::cmd_hca_cap, F>;
+
+template <typename F>
+using roce = at<query_hca_cap_out::capability, hca_cap_union::roce_caps, F>;
+
+ucs_status_t query(struct ibv_context *ctx, const char *dev_name,
+                   uint16_t cap_type, const char *what, cap_out *out)
+{
+    uct_mlx5_prm_buf<query_hca_cap_in::layout> in;
+    uct_ib_mlx5_devx_cmd_desc_t                desc = {dev_name, what,
+                                                       UCS_LOG_LEVEL_ERROR};
+
+    uct_mlx5_prm_set<query_hca_cap_in::opcode>(in.data(),
+                                               UCT_MLX5_CMD_OP_QUERY_HCA_CAP);
+    uct_mlx5_prm_set<query_hca_cap_in::op_mod>(in.data(),
+                                               uct_mlx5_hca_cap_op_mod(cap_type));
+    return uct_ib_mlx5_devx_general_cmd(ctx, in.data(), in.size(), out->data(),
+                                        out->size(), &desc);
+}
+
+} // namespace
+
+ucs_status_t uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx,
+                                        const char *dev_name,
+                                        uct_ib_mlx5_hca_caps_t *caps_p)
+{
+    auto                   out  = std::make_unique<cap_out>(); /* 4 KiB */
+    uct_ib_mlx5_hca_caps_t caps = {};
+    ucs_status_t           status;
+
+    status = query(ctx, dev_name, UCT_MLX5_HCA_CAP_GENERAL,
+                   "QUERY_HCA_CAP general", out.get());
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    const uint32_t *dw = out->data();
+    caps.port_type                   = uct_mlx5_prm_get<general<cmd_hca_cap::port_type>>(dw);
+    caps.roce                        = uct_mlx5_prm_get<general<cmd_hca_cap::roce>>(dw);
+    caps.atomic                      = uct_mlx5_prm_get<general<cmd_hca_cap::atomic>>(dw);
+    caps.log_max_qp                  = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_qp>>(dw);
+    caps.log_max_qp_sz               = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_qp_sz>>(dw);
+    caps.log_max_msg                 = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_msg>>(dw);
+    caps.log_max_ra_req_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_req_qp>>(dw);
+    caps.log_max_ra_res_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_res_qp>>(dw);
+    caps.umr_indirect_mkey           = !uct_mlx5_prm_get<general<cmd_hca_cap::umr_indirect_mkey_disabled>>(dw);
+    caps.fl_rc_qp_when_roce_disabled = uct_mlx5_prm_get<general<cmd_hca_cap::fl_rc_qp_when_roce_disabled>>(dw);
+
+    if (caps.port_type == 1) {
+        *out   = cap_out();
+        status = query(ctx, dev_name, UCT_MLX5_HCA_CAP_ROCE,
+                       "QUERY_HCA_CAP roce", out.get());
+        if (status != UCS_OK) {
+            return status;
+        }
+        caps.fl_rc_qp_when_roce_enabled   = uct_mlx5_prm_get<roce<roce_cap::fl_rc_qp_when_roce_enabled>>(dw);
+        caps.fl_rc_qp_when_roce_disabled |= uct_mlx5_prm_get<roce<roce_cap::fl_rc_qp_when_roce_disabled>>(dw);
+    }
+
+    *caps_p = caps;
+    return UCS_OK;
+}
+
+bool uct_ib_mlx5_hca_caps_force_loopback(const uct_ib_mlx5_hca_caps_t *caps)
+{
+    return caps->roce ? caps->fl_rc_qp_when_roce_enabled :
+                        caps->fl_rc_qp_when_roce_disabled;
+}

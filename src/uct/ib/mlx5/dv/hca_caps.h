@@ -1,0 +1,33 @@
+/*
+ * The HCA capabilities the transport reads with QUERY_HCA_CAP.
+ */
+#ifndef UCT_IB_MLX5_HCA_CAPS_H_
+#define UCT_IB_MLX5_HCA_CAPS_H_
+
+#include <uct/ib/glue/glue.h>
+#include <ucs/type/status.h>
+
+typedef struct uct_ib_mlx5_hca_caps {
+    unsigned port_type;          /* 0 InfiniBand, 1 Ethernet */
+    bool     roce;               /* RoCE enabled */
+    bool     atomic;
+    unsigned log_max_qp;
+    unsigned log_max_qp_sz;
+    unsigned log_max_msg;
+    unsigned log_max_ra_req_qp;
+    unsigned log_max_ra_res_qp;
+    bool     umr_indirect_mkey;  /* UMR may build indirect mkeys */
+    /* force loopback of RC QPs (the address path's fl bit) */
+    bool     fl_rc_qp_when_roce_enabled;
+    bool     fl_rc_qp_when_roce_disabled;
+} uct_ib_mlx5_hca_caps_t;
+
+/** Read the general and, on Ethernet, the RoCE capabilities. */
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx, const char *dev_name,
+                           uct_ib_mlx5_hca_caps_t *caps_p);
+
+/** Whether an RC QP may loop back with the fl bit, with no GID or MAC. */
+bool uct_ib_mlx5_hca_caps_force_loopback(const uct_ib_mlx5_hca_caps_t *caps);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * What every DevX RC QP connect of an interface needs: the device and port,
+ * the PD, the selected GID, the path knobs and the transport timers.
+ * Filled once per interface by uct_rc_mlx5_iface_common_init().
+ */
+#ifndef UCT_RC_MLX5_COMMON_H_
+#define UCT_RC_MLX5_COMMON_H_
+
+#include <uct/ib/base/ib_address.h>
+#include <uct/ib/base/ib_device.h>
+#include <uct/ib/mlx5/dv/devx_qp.h>
+#include <uct/ib/mlx5/dv/hca_caps.h>
+
+/* RC transport knobs, in UCX's units */
+typedef struct uct_rc_mlx5_connect_config {
+    double   timeout;          /* UCX_RC_TIMEOUT, seconds */
+    unsigned retry_count;      /* UCX_RC_RETRY_COUNT */
+    double   rnr_timeout;      /* UCX_RC_RNR_TIMEOUT, seconds */
+    unsigned rnr_retry_count;  /* UCX_RC_RNR_RETRY_COUNT */
+} uct_rc_mlx5_connect_config_t;
+
+typedef struct uct_rc_mlx5_iface_common {
+    const uct_ib_device      *dev;
+    uint8_t                  port_num;
+    struct ibv_pd            *pd;
+    uct_ib_device_gid_info_t gid_info;       /* the interface's GID */
+    uct_ib_path_params_t     path;           /* sl, tclass, hop limit, ... */
+    uct_ib_mlx5_hca_caps_t   caps;
+    bool                     force_loopback; /* RoCE self-connect with fl */
+    /* encoded for the QP context */
+    uint8_t                  ack_timeout;
+    uint8_t                  min_rnr_nak;
+    uint8_t                  retry_count;
+    uint8_t                  rnr_retry;
+} uct_rc_mlx5_iface_common_t;
+
+/**
+ * Fill @a iface for @a dev:@a port_num: query the HCA caps, take the GID
+ * selected by the caller and encode the timers.
+ */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
+                              const uct_ib_device *dev, uint8_t port_num,
+                              struct ibv_pd *pd,
+                              const uct_ib_device_gid_info_t *gid_info,
+                              const uct_ib_path_params_t *path,
+                              const uct_rc_mlx5_connect_config_t *config);
+
+/** Smallest RC ack timeout exponent t with 4.096 us * 2^t >= @a timeout. */
+uint8_t uct_rc_mlx5_ack_timeout_exp(double timeout);
+
+/** IB RNR timer code for the smallest delay >= @a rnr_timeout. */
+uint8_t uct_rc_mlx5_rnr_timer_code(double rnr_timeout);
+
+/**
+ * Move a DevX RC QP from INIT to RTS, connected to @a dest_qp_num.
+ *
+ * RoCE: a transient AH from @a ah_attr (global, with the interface's GID
+ * index) resolves the destination MAC now; its address vector is copied
+ * into the INIT2RTR primary address path and the AH is destroyed at once.
+ * With force-loopback support, a QP connected to its own port uses the fl
+ * bit instead and no AH. InfiniBand: no AH; LID, SL and the GRH come from
+ * @a ah_attr.
+ *
+ * Errors: an AH that cannot be created leaves the QP in INIT; a firmware
+ * failure of either modify leaves the QP unusable. No AH survives the call.
+ */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface,
+                                         uct_ib_mlx5_devx_qp *qp,
+                                         uint32_t dest_qp_num,
+                                         const struct ibv_ah_attr *ah_attr,
+                                         enum ibv_mtu path_mtu,
+                                         uint8_t path_index,
+                                         unsigned max_rd_atomic);
+
+#endif

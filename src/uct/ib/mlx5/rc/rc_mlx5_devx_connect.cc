@@ -1,0 +1,181 @@
+/*
+ * The one place a DevX RC QP is connected. See design section 5: on RoCE
+ * the destination MAC is resolved by a transient AH at every connect, never
+ * taken from a cache, so a peer whose MAC changed is reached at its new one.
+ */
+#include "rc_mlx5_common.h"
+
+#include <uct/ib/base/ib_ah.h>
+#include <ucs/debug/log_def.h>
+
+#include <algorithm>
+#include <cstring>
+#include <endian.h>
+#include <string>
+
+namespace {
+
+unsigned ilog2(unsigned n)
+{
+    return (n <= 1) ? 0 : 31 - __builtin_clz(n);
+}
+
+unsigned mtu_bytes(enum ibv_mtu mtu)
+{
+    return 128u << mtu;
+}
+
+bool is_own_port(const uct_rc_mlx5_iface_common_t *iface,
+                 const struct ibv_ah_attr *ah_attr)
+{
+    return memcmp(ah_attr->grh.dgid.raw, iface->gid_info.gid.raw,
+                  sizeof(iface->gid_info.gid.raw)) == 0;
+}
+
+/* RoCE: resolve the destination through a transient AH and copy its AV. */
+ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
+                       const struct ibv_ah_attr *ah_attr,
+                       uct_ib_mlx5_address_path_t *path)
+{
+    uct_ib_transient_ah ah(*iface->dev, iface->port_num);
+    struct ibv_ah_attr  attr = *ah_attr;
+    struct mlx5_wqe_av  *av;
+    ucs_status_t        status;
+
+    path->eth_prio = ah_attr->sl & 0x7;
+    if (iface->force_loopback && is_own_port(iface, ah_attr)) {
+        path->force_loopback = true;
+        return UCS_OK;
+    }
+
+    attr.is_global      = 1;
+    attr.port_num       = iface->port_num;
+    attr.grh.sgid_index = iface->gid_info.gid_index;
+
+    status = ah.create(iface->pd, &attr, UCS_LOG_LEVEL_ERROR);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = ah.av(&av);
+    if (status != UCS_OK) {
+        return status; /* the AH goes with 'ah' */
+    }
+
+    memcpy(path->rmac, av->rmac, sizeof(path->rmac));
+    memcpy(path->rgid, av->rgid, sizeof(path->rgid));
+    path->hop_limit      = av->hop_limit;
+    path->src_addr_index = (be32toh(av->grh_gid_fl) >> 20) & 0xff;
+    path->roce_v2        = (iface->gid_info.roce_info.ver == UCT_IB_DEVICE_ROCE_V2);
+    if (path->roce_v2) {
+        path->udp_sport = be16toh(av->rlid);
+        path->dscp      = av->tclass >> 2;
+    }
+
+    ah.destroy(); /* now, before any firmware command */
+    return UCS_OK;
+}
+
+void ib_path(const struct ibv_ah_attr *ah_attr, uct_ib_mlx5_address_path_t *path)
+{
+    path->rlid = ah_attr->dlid;
+    path->mlid = ah_attr->src_path_bits & 0x7f;
+    path->sl   = ah_attr->sl & 0xf;
+    path->grh  = ah_attr->is_global;
+    if (path->grh) {
+        path->src_addr_index = ah_attr->grh.sgid_index;
+        path->hop_limit      = ah_attr->grh.hop_limit;
+        path->tclass         = ah_attr->grh.traffic_class;
+        memcpy(path->rgid, ah_attr->grh.dgid.raw, sizeof(path->rgid));
+    }
+}
+
+std::string destination(const uct_ib_mlx5_address_path_t *path)
+{
+    char buf[128];
+
+    if (path->eth && path->force_loopback) {
+        return "force-loopback";
+    } else if (path->eth) {
+        union ibv_gid gid;
+        memcpy(gid.raw, path->rgid, sizeof(gid.raw));
+        snprintf(buf, sizeof(buf), "%s mac %02x:%02x:%02x:%02x:%02x:%02x%s",
+                 uct_ib_gid_str(&gid).c_str(), path->rmac[0], path->rmac[1],
+                 path->rmac[2], path->rmac[3], path->rmac[4], path->rmac[5],
+                 path->roce_v2 ? "" : " (RoCE v1)");
+        if (path->roce_v2) {
+            snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+                     " udp sport 0x%x", path->udp_sport);
+        }
+    } else {
+        snprintf(buf, sizeof(buf), "lid %u sl %u%s", path->rlid, path->sl,
+                 path->grh ? " with grh" : "");
+    }
+    return buf;
+}
+
+} // namespace
+
+ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface,
+                                         uct_ib_mlx5_devx_qp *qp,
+                                         uint32_t dest_qp_num,
+                                         const struct ibv_ah_attr *ah_attr,
+                                         enum ibv_mtu path_mtu,
+                                         uint8_t path_index,
+                                         unsigned max_rd_atomic)
+{
+    uct_ib_mlx5_init2rtr_params_t rtr = {};
+    uct_ib_mlx5_rtr2rts_params_t  rts = {};
+    uct_ib_mlx5_init2rtr_in_t     rtr_in;
+    uct_ib_mlx5_rtr2rts_in_t      rts_in;
+    ucs_status_t                  status;
+
+    if (qp->state() != UCT_MLX5_QP_STATE_INIT) {
+        ucs_error("%s: cannot connect qp 0x%x: state %u, not INIT",
+                  qp->dev_name(), qp->qpn(), qp->state());
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    rtr.path.eth = iface->dev->is_port_roce(iface->port_num);
+    if (rtr.path.eth) {
+        status = roce_path(iface, ah_attr, &rtr.path);
+        if (status != UCS_OK) {
+            return status; /* the QP is still in INIT */
+        }
+    } else {
+        ib_path(ah_attr, &rtr.path);
+    }
+
+    rtr.qpn           = qp->qpn();
+    rtr.remote_qpn    = dest_qp_num;
+    rtr.port_num      = iface->port_num;
+    rtr.mtu           = path_mtu;
+    rtr.log_msg_max   = iface->caps.log_max_msg;
+    rtr.log_rra_max   = ilog2(std::max(max_rd_atomic, 1u));
+    rtr.min_rnr_nak   = iface->min_rnr_nak;
+    rtr.access        = {true, true, true};
+    uct_ib_mlx5_build_init2rtr(&rtr, &rtr_in);
+
+    status = qp->init2rtr(&rtr_in);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    rts.qpn         = qp->qpn();
+    rts.retry_count = iface->retry_count;
+    rts.rnr_retry   = iface->rnr_retry;
+    rts.ack_timeout = iface->ack_timeout;
+    rts.log_sra_max = ilog2(std::max(max_rd_atomic, 1u));
+    uct_ib_mlx5_build_rtr2rts(&rts, &rts_in);
+
+    status = qp->rtr2rts(&rts_in);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ucs_debug("%s: connected qp 0x%x to qp 0x%x: %s, mtu %u, path %u",
+              qp->dev_name(), qp->qpn(), dest_qp_num,
+              destination(&rtr.path).c_str(), mtu_bytes(path_mtu), path_index);
+    return UCS_OK;
+}
