@@ -10,14 +10,68 @@
 #include <ucs/sys/module.h>
 #include <ucs/time/time.h>
 #include <ucs/type/status.h>
+#include <uct/api/uct.h>
+#include <uct/api/uct_def.h>
+#include <uct/api/v2/uct_v2.h>
 
 #include <stdio.h>
 
+/* Print each component with its memory domains, as a UCT user would */
+static ucs_status_t list_components(void)
+{
+    uct_component_h      *components;
+    unsigned             num_components, i;
+    uct_component_attr_t attr;
+    ucs_status_t         status;
+
+    status = uct_query_components(&components, &num_components);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (i = 0; i < num_components; ++i) {
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                          UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+        status          = uct_component_query(components[i], &attr);
+        if (status != UCS_OK) {
+            break;
+        }
+        printf("component %s: %u memory domains\n", attr.name,
+               attr.md_resource_count);
+    }
+
+    uct_release_component_list(components);
+    return status;
+}
+
 int main(void)
 {
-    ucs_time_t start = ucs_get_time();
+    ucs_time_t                      start = ucs_get_time();
+    uct_iface_is_reachable_params_t reachable_params = {0};
+    uct_ep_connect_to_ep_params_t   connect_params   = {0};
+    uct_worker_h                    worker;
+    int          (*is_reachable)(uct_iface_h,
+                                 const uct_iface_is_reachable_params_t*);
+    ucs_status_t (*connect_v2)(uct_ep_h, const uct_device_addr_t*,
+                            const uct_ep_addr_t*,
+                            const uct_ep_connect_to_ep_params_t*);
 
     ucs_assert_always(ucs_status_string(UCS_ERR_NO_MEMORY) != NULL);
     printf("%s, %d\n", ucs_status_string(UCS_OK), ucs_get_time() >= start);
+
+    ucs_assert_always(list_components() == UCS_OK);
+
+    ucs_assert_always(uct_worker_create(NULL, UCS_THREAD_MODE_SINGLE,
+                                        &worker) == UCS_OK);
+    printf("progress: %u\n", uct_worker_progress(worker));
+    uct_worker_destroy(worker);
+
+    /* The v2 structures and calls are there for C too */
+    reachable_params.field_mask = UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR;
+    connect_params.field_mask   = UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH;
+    is_reachable                = uct_iface_is_reachable_v2;
+    connect_v2                  = uct_ep_connect_to_ep_v2;
+    printf("v2: %d %d\n", (is_reachable != NULL) && (connect_v2 != NULL),
+           (int)(reachable_params.field_mask + connect_params.field_mask));
     return 0;
 }
