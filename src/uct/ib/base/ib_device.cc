@@ -182,7 +182,8 @@ uct_ib_device_list::uct_ib_device_list()
 {
     m_list = uct_ib_glue->get_device_list(&m_count);
     if (m_list == nullptr) {
-        m_count = 0; /* errno says why; the caller decides how loud to be */
+        m_count = 0; /* the caller decides how loud to be */
+        m_error = errno;
     }
 }
 

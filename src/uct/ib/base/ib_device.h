@@ -103,10 +103,13 @@ public:
     struct ibv_device *operator[](int i) const { return m_list[i]; }
     /** The device named @a name, or NULL. */
     struct ibv_device *find(const char *name) const;
+    /** errno of a failed listing (e.g. ENOSYS: no kernel support), or 0. */
+    int               error() const { return m_error; }
 
 private:
     struct ibv_device **m_list  = nullptr;
     int               m_count   = 0;
+    int               m_error   = 0;
 };
 
 #endif

@@ -74,4 +74,24 @@ uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface
                                          uint8_t path_index,
                                          unsigned max_rd_atomic);
 
+/* A QP and the remote QP it connects to */
+typedef struct uct_rc_mlx5_qp_peer {
+    uct_ib_mlx5_devx_qp *qp;
+    uint32_t            dest_qp_num;
+} uct_rc_mlx5_qp_peer_t;
+
+/**
+ * The same for @a count QPs that go to the same destination (multi-channel
+ * endpoints): the destination is resolved once, by one transient AH, and the
+ * QPs are connected in order. Stops at the first failure.
+ */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *iface,
+                                          const uct_rc_mlx5_qp_peer_t *peers,
+                                          unsigned count,
+                                          const struct ibv_ah_attr *ah_attr,
+                                          enum ibv_mtu path_mtu,
+                                          uint8_t path_index,
+                                          unsigned max_rd_atomic);
+
 #endif

@@ -114,16 +114,12 @@ std::string destination(const uct_ib_mlx5_address_path_t *path)
     return buf;
 }
 
-} // namespace
-
-ucs_status_t
-uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface,
-                                         uct_ib_mlx5_devx_qp *qp,
-                                         uint32_t dest_qp_num,
-                                         const struct ibv_ah_attr *ah_attr,
-                                         enum ibv_mtu path_mtu,
-                                         uint8_t path_index,
-                                         unsigned max_rd_atomic)
+/* INIT to RTS for one QP, with the path already resolved. */
+ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
+                         uct_ib_mlx5_devx_qp *qp, uint32_t dest_qp_num,
+                         const uct_ib_mlx5_address_path_t *path,
+                         enum ibv_mtu path_mtu, uint8_t path_index,
+                         unsigned max_rd_atomic)
 {
     uct_ib_mlx5_init2rtr_params_t rtr = {};
     uct_ib_mlx5_rtr2rts_params_t  rts = {};
@@ -131,30 +127,15 @@ uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface
     uct_ib_mlx5_rtr2rts_in_t      rts_in;
     ucs_status_t                  status;
 
-    if (qp->state() != UCT_MLX5_QP_STATE_INIT) {
-        ucs_error("%s: cannot connect qp 0x%x: state %u, not INIT",
-                  qp->dev_name(), qp->qpn(), qp->state());
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    rtr.path.eth = iface->dev->is_port_roce(iface->port_num);
-    if (rtr.path.eth) {
-        status = roce_path(iface, ah_attr, &rtr.path);
-        if (status != UCS_OK) {
-            return status; /* the QP is still in INIT */
-        }
-    } else {
-        ib_path(ah_attr, &rtr.path);
-    }
-
-    rtr.qpn           = qp->qpn();
-    rtr.remote_qpn    = dest_qp_num;
-    rtr.port_num      = iface->port_num;
-    rtr.mtu           = path_mtu;
-    rtr.log_msg_max   = iface->caps.log_max_msg;
-    rtr.log_rra_max   = ilog2(std::max(max_rd_atomic, 1u));
-    rtr.min_rnr_nak   = iface->min_rnr_nak;
-    rtr.access        = {true, true, true};
+    rtr.qpn         = qp->qpn();
+    rtr.remote_qpn  = dest_qp_num;
+    rtr.port_num    = iface->port_num;
+    rtr.mtu         = path_mtu;
+    rtr.log_msg_max = iface->caps.log_max_msg;
+    rtr.log_rra_max = ilog2(std::max(max_rd_atomic, 1u));
+    rtr.min_rnr_nak = iface->min_rnr_nak;
+    rtr.access      = {true, true, true};
+    rtr.path        = *path;
     uct_ib_mlx5_build_init2rtr(&rtr, &rtr_in);
 
     status = qp->init2rtr(&rtr_in);
@@ -176,6 +157,66 @@ uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface
 
     ucs_debug("%s: connected qp 0x%x to qp 0x%x: %s, mtu %u, path %u",
               qp->dev_name(), qp->qpn(), dest_qp_num,
-              destination(&rtr.path).c_str(), mtu_bytes(path_mtu), path_index);
+              destination(path).c_str(), mtu_bytes(path_mtu), path_index);
     return UCS_OK;
+}
+
+} // namespace
+
+ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *iface,
+                                          const uct_rc_mlx5_qp_peer_t *peers,
+                                          unsigned count,
+                                          const struct ibv_ah_attr *ah_attr,
+                                          enum ibv_mtu path_mtu,
+                                          uint8_t path_index,
+                                          unsigned max_rd_atomic)
+{
+    uct_ib_mlx5_address_path_t path = {};
+    ucs_status_t               status;
+
+    for (unsigned i = 0; i < count; ++i) {
+        if (peers[i].qp->state() != UCT_MLX5_QP_STATE_INIT) {
+            ucs_error("%s: cannot connect qp 0x%x: state %u, not INIT",
+                      peers[i].qp->dev_name(), peers[i].qp->qpn(),
+                      peers[i].qp->state());
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+
+    /* One resolution for all the QPs: they share the destination */
+    path.eth = iface->dev->is_port_roce(iface->port_num);
+    if (path.eth) {
+        status = roce_path(iface, ah_attr, &path);
+        if (status != UCS_OK) {
+            return status; /* the QPs are still in INIT */
+        }
+    } else {
+        ib_path(ah_attr, &path);
+    }
+
+    for (unsigned i = 0; i < count; ++i) {
+        status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, &path,
+                             path_mtu, path_index, max_rd_atomic);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
+ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface,
+                                         uct_ib_mlx5_devx_qp *qp,
+                                         uint32_t dest_qp_num,
+                                         const struct ibv_ah_attr *ah_attr,
+                                         enum ibv_mtu path_mtu,
+                                         uint8_t path_index,
+                                         unsigned max_rd_atomic)
+{
+    const uct_rc_mlx5_qp_peer_t peer = {qp, dest_qp_num};
+
+    return uct_rc_mlx5_iface_common_devx_connect_qps(iface, &peer, 1, ah_attr,
+                                                     path_mtu, path_index,
+                                                     max_rd_atomic);
 }

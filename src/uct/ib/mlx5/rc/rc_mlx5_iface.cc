@@ -1,0 +1,296 @@
+#include "rc_mlx5_iface.h"
+
+#include <uct/ib/mlx5/dv/dv_obj.h>
+#include <ucs/debug/log_def.h>
+
+#include <new>
+
+ucs_config_field_t uct_rc_iface_config_table[] = {
+    {"TIMEOUT", "1.0s",
+     "Transport timeout: how long a send waits for its acknowledgement before\n"
+     "it is retried (rounded up to 4.096 us * 2^n).",
+     offsetof(uct_rc_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RETRY_COUNT", "7",
+     "How many times a send is retried after a transport timeout (0..7).",
+     offsetof(uct_rc_iface_config_t, retry_count), UCS_CONFIG_TYPE_UINT},
+
+    {"RNR_TIMEOUT", "1ms",
+     "How long a sender waits after a receiver-not-ready NAK.",
+     offsetof(uct_rc_iface_config_t, rnr_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RNR_RETRY_COUNT", "7",
+     "How many receiver-not-ready NAKs a send survives (7: without limit).",
+     offsetof(uct_rc_iface_config_t, rnr_retry_count), UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_RD_ATOMIC", "4",
+     "Outstanding RDMA reads and atomics per QP, as requester and responder.",
+     offsetof(uct_rc_iface_config_t, max_rd_atomic), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_QUEUE_LEN", "256",
+     "Send queue length of each QP (rounded up to a power of two).",
+     offsetof(uct_rc_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_QUEUE_LEN", "256",
+     "Receive queue length of each QP (rounded up to a power of two).",
+     offsetof(uct_rc_iface_config_t, rx_queue_len), UCS_CONFIG_TYPE_UINT},
+
+    UCS_CONFIG_EMPTY_FIELD
+};
+
+ucs_config_field_t uct_rc_mlx5_iface_config_table[] = {
+    {UCT_IB_CONFIG_PREFIX, "", "IB interface configuration",
+     offsetof(uct_rc_mlx5_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_ib_iface_config_table)},
+
+    {"RC_", "", "RC configuration",
+     offsetof(uct_rc_mlx5_iface_config_t, rc),
+     UCS_CONFIG_TYPE_TABLE(uct_rc_iface_config_table)},
+
+    {"TM_ENABLE", "n",
+     "Enable hardware tag matching: create the tag-matching command QP, which\n"
+     "connects to itself with the interface's GID (DevX only).",
+     offsetof(uct_rc_mlx5_iface_config_t, tm_enable), UCS_CONFIG_TYPE_BOOL},
+
+    UCS_CONFIG_EMPTY_FIELD
+};
+
+namespace {
+
+unsigned roundup_pow2(unsigned n)
+{
+    unsigned p = 1;
+
+    while (p < n) {
+        p <<= 1;
+    }
+    return p;
+}
+
+void iface_close(uct_iface_h tl_iface)
+{
+    auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+
+    uct_ib_iface_cleanup(iface);
+    delete iface;
+}
+
+ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr)
+{
+    auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+
+    uct_ib_iface_query(iface, attr);
+    attr->cap.flags      = UCT_IFACE_FLAG_CONNECT_TO_EP |
+                           UCT_IFACE_FLAG_INTER_NODE;
+    attr->ep_addr_len    = UCT_RC_MLX5_EP_ADDR_LEN;
+    attr->iface_addr_len = 0;
+    attr->latency.c      = 600e-9;
+    attr->bandwidth.shared = 0;
+    attr->bandwidth.dedicated = (128ul << iface->path_mtu) * 1e6; /* nominal */
+    attr->overhead       = 75e-9;
+    attr->priority       = 0;
+    return UCS_OK;
+}
+
+const uct_iface_ops_t uct_rc_mlx5_iface_ops = {
+    .ep_create                = uct_rc_mlx5_ep_create,
+    .ep_destroy               = uct_rc_mlx5_ep_destroy,
+    .ep_get_address           = uct_rc_mlx5_ep_get_address,
+    .ep_connect_to_ep_v2      = uct_rc_mlx5_ep_connect_to_ep_v2,
+    .iface_close              = iface_close,
+    .iface_query              = iface_query,
+    .iface_get_device_address = uct_ib_iface_get_device_address,
+    .iface_get_address        = uct_iface_get_address_empty,
+    .iface_is_reachable_v2    = uct_ib_iface_is_reachable_v2,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_iface_progress_nop
+};
+
+ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_mlx5_iface_config_t *config)
+{
+    const uct_ib_device          &dev  = *iface->md->dev;
+    uct_rc_mlx5_connect_config_t timers = {config->rc.timeout,
+                                           config->rc.retry_count,
+                                           config->rc.rnr_timeout,
+                                           config->rc.rnr_retry_count};
+    uct_ib_mlx5_devx_uar         *uar;
+    ucs_status_t                 status;
+
+    status = uct_rc_mlx5_iface_common_init(&iface->common, &dev, iface->port_num,
+                                           iface->md->pd, &iface->gid_info,
+                                           &iface->path, &timers);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_ib_mlx5_get_pdn(dev, iface->md->pd, &iface->pdn);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_ib_mlx5_devx_uar::create(dev, &uar);
+    if (status != UCS_OK) {
+        return status;
+    }
+    iface->uar.reset(uar);
+
+    if (config->tm_enable) {
+        return uct_rc_mlx5_iface_tm_init(iface);
+    }
+    return UCS_OK;
+}
+
+ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
+                        const uct_iface_params_t *params,
+                        const uct_iface_config_t *tl_config, bool devx,
+                        uct_iface_h *iface_p)
+{
+    auto              *config = reinterpret_cast<const uct_rc_mlx5_iface_config_t*>(tl_config);
+    uct_rc_mlx5_iface *iface;
+    uct_ib_mlx5_cq    *cq;
+    ucs_status_t      status;
+
+    iface = new (std::nothrow) uct_rc_mlx5_iface();
+    if (iface == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_ib_iface_init(iface, &uct_rc_mlx5_iface_ops, md, worker,
+                               params, &config->super);
+    if (status != UCS_OK) {
+        delete iface;
+        return status;
+    }
+
+    iface->devx            = devx;
+    iface->rc              = config->rc;
+    iface->rc.tx_queue_len = roundup_pow2(std::max(config->rc.tx_queue_len, 1u));
+    iface->rc.rx_queue_len = roundup_pow2(std::max(config->rc.rx_queue_len, 1u));
+
+    for (auto *slot : {&iface->send_cq, &iface->recv_cq}) {
+        status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->rc.tx_queue_len,
+                                        &cq);
+        if (status != UCS_OK) {
+            iface_close(iface);
+            return status;
+        }
+        slot->reset(cq);
+    }
+
+    if (devx) {
+        status = devx_init(iface, config);
+    } else if (config->tm_enable) {
+        ucs_debug("%s: tag matching needs DevX; rc_verbs runs without it",
+                  iface->dev_name.c_str());
+    }
+    if (status != UCS_OK) {
+        iface_close(iface);
+        return status;
+    }
+
+    ucs_debug("%s: opened %s iface, GID index %u (%s), mtu %u",
+              iface->dev_name.c_str(), devx ? "rc_mlx5" : "rc_verbs",
+              iface->gid_info.gid_index,
+              iface->md->dev->is_port_roce(iface->port_num) ?
+              uct_ib_roce_version_str(iface->gid_info.roce_info.ver) : "IB",
+              128u << iface->path_mtu);
+    *iface_p = iface;
+    return UCS_OK;
+}
+
+ucs_status_t rc_mlx5_iface_open(uct_md_h md, uct_worker_h worker,
+                                const uct_iface_params_t *params,
+                                const uct_iface_config_t *config,
+                                uct_iface_h *iface_p)
+{
+    return iface_open(md, worker, params, config, true, iface_p);
+}
+
+ucs_status_t rc_verbs_iface_open(uct_md_h md, uct_worker_h worker,
+                                 const uct_iface_params_t *params,
+                                 const uct_iface_config_t *config,
+                                 uct_iface_h *iface_p)
+{
+    return iface_open(md, worker, params, config, false, iface_p);
+}
+
+bool port_has_devx(const uct_ib_md *md, uint8_t)
+{
+    return md->dev->devx();
+}
+
+bool any_port(const uct_ib_md *, uint8_t)
+{
+    return true;
+}
+
+ucs_status_t rc_mlx5_query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
+                                   unsigned *num_devices_p)
+{
+    return uct_ib_md_query_tl_devices(md, port_has_devx, devices_p,
+                                      num_devices_p);
+}
+
+ucs_status_t rc_verbs_query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
+                                    unsigned *num_devices_p)
+{
+    return uct_ib_md_query_tl_devices(md, any_port, devices_p, num_devices_p);
+}
+
+uct_tl_t uct_rc_mlx5_tl = {
+    .name          = "rc_mlx5",
+    .query_devices = rc_mlx5_query_devices,
+    .iface_open    = rc_mlx5_iface_open,
+    .config        = {"RC_MLX5 transport", "RC_MLX5_",
+                      uct_rc_mlx5_iface_config_table,
+                      sizeof(uct_rc_mlx5_iface_config_t)},
+    .next          = nullptr
+};
+UCT_TL_REGISTER(&uct_rc_mlx5_tl, &uct_ib_component)
+
+uct_tl_t uct_rc_verbs_tl = {
+    .name          = "rc_verbs",
+    .query_devices = rc_verbs_query_devices,
+    .iface_open    = rc_verbs_iface_open,
+    .config        = {"RC_VERBS transport", "RC_VERBS_",
+                      uct_rc_mlx5_iface_config_table,
+                      sizeof(uct_rc_mlx5_iface_config_t)},
+    .next          = nullptr
+};
+UCT_TL_REGISTER(&uct_rc_verbs_tl, &uct_ib_component)
+
+} // namespace
+
+ucs_status_t
+uct_rc_mlx5_iface_create_devx_qp(uct_rc_mlx5_iface *iface, unsigned sq_len,
+                                 unsigned rq_len,
+                                 std::unique_ptr<uct_ib_mlx5_devx_qp> *qp_p)
+{
+    uct_ib_mlx5_devx_qp_attr_t attr = {};
+    uct_ib_mlx5_rdma_access_t  access = {true, true, true};
+    uct_ib_mlx5_devx_qp        *qp;
+    ucs_status_t               status;
+
+    attr.pdn        = iface->pdn;
+    attr.cqn_snd    = iface->send_cq->cqn();
+    attr.cqn_rcv    = iface->recv_cq->cqn();
+    attr.uar_page   = iface->uar->page_id();
+    attr.sq_wqe_cnt = roundup_pow2(sq_len);
+    attr.rq_wqe_cnt = (rq_len == 0) ? 0 : roundup_pow2(rq_len);
+
+    status = uct_ib_mlx5_devx_qp::create(*iface->md->dev, iface->port_num,
+                                         &attr, &qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    std::unique_ptr<uct_ib_mlx5_devx_qp> owner(qp);
+    status = qp->rst2init(0, &access);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    *qp_p = std::move(owner);
+    return UCS_OK;
+}

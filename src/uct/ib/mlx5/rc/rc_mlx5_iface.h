@@ -1,0 +1,84 @@
+/*
+ * The rc_mlx5 transport (DevX RC QPs) and rc_verbs (verbs RC QPs, for
+ * devices without DevX): one interface implementation, two transports.
+ */
+#ifndef UCT_RC_MLX5_IFACE_H_
+#define UCT_RC_MLX5_IFACE_H_
+
+#include "rc_mlx5_common.h"
+
+#include <uct/ib/base/ib_iface.h>
+#include <uct/ib/base/ib_verbs_qp.h>
+#include <uct/ib/mlx5/dv/dv_obj.h>
+
+#include <memory>
+
+/* RC knobs shared by the RC transports (prefix "RC_") */
+typedef struct uct_rc_iface_config {
+    double   timeout;          /* TIMEOUT */
+    unsigned retry_count;      /* RETRY_COUNT */
+    double   rnr_timeout;      /* RNR_TIMEOUT */
+    unsigned rnr_retry_count;  /* RNR_RETRY_COUNT */
+    unsigned max_rd_atomic;    /* MAX_RD_ATOMIC */
+    unsigned tx_queue_len;     /* TX_QUEUE_LEN */
+    unsigned rx_queue_len;     /* RX_QUEUE_LEN */
+} uct_rc_iface_config_t;
+
+extern ucs_config_field_t uct_rc_iface_config_table[];
+
+typedef struct uct_rc_mlx5_iface_config {
+    uct_ib_iface_config_t super;   /* "IB_" */
+    uct_rc_iface_config_t rc;      /* "RC_" */
+    int                   tm_enable;  /* TM_ENABLE */
+} uct_rc_mlx5_iface_config_t;
+
+extern ucs_config_field_t uct_rc_mlx5_iface_config_table[];
+
+struct uct_rc_mlx5_iface : uct_ib_iface {
+    bool                                 devx;     /* rc_mlx5, else rc_verbs */
+    uct_rc_mlx5_iface_common_t           common;   /* for the connect helper */
+    uct_rc_iface_config_t                rc;
+    std::unique_ptr<uct_ib_mlx5_cq>      send_cq;
+    std::unique_ptr<uct_ib_mlx5_cq>      recv_cq;
+    std::unique_ptr<uct_ib_mlx5_devx_uar> uar;     /* DevX only */
+    uint32_t                             pdn;      /* DevX only */
+    std::unique_ptr<uct_ib_mlx5_devx_qp> tm_cmd_qp; /* UCX_RC_MLX5_TM_ENABLE */
+};
+
+/* An endpoint owns one QP, DevX or verbs as its interface says */
+struct uct_rc_mlx5_ep : uct_ep {
+    std::unique_ptr<uct_ib_mlx5_devx_qp> devx_qp;
+    std::unique_ptr<uct_ib_verbs_qp>     verbs_qp;
+    bool                                 connected = false;
+};
+
+#define UCT_RC_MLX5_EP_ADDR_LEN 3 /* the QP number, 24 bits */
+
+/** A DevX RC QP of @a iface in INIT, ready to be connected. */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_iface_create_devx_qp(uct_rc_mlx5_iface *iface, unsigned sq_len,
+                                 unsigned rq_len,
+                                 std::unique_ptr<uct_ib_mlx5_devx_qp> *qp_p);
+
+/** Create and self-connect the tag-matching command QP. */
+[[nodiscard]] ucs_status_t uct_rc_mlx5_iface_tm_init(uct_rc_mlx5_iface *iface);
+
+void uct_rc_mlx5_ep_addr_pack(uint32_t qpn, uct_ep_addr_t *addr);
+uint32_t uct_rc_mlx5_ep_addr_unpack(const uct_ep_addr_t *addr);
+
+/* Endpoint slots */
+ucs_status_t uct_rc_mlx5_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
+void uct_rc_mlx5_ep_destroy(uct_ep_h tl_ep);
+ucs_status_t uct_rc_mlx5_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr);
+ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
+                                             const uct_device_addr_t *dev_addr,
+                                             const uct_ep_addr_t *ep_addr,
+                                             const uct_ep_connect_to_ep_params_t *params);
+
+/** Whether the endpoint's QP reached RTS. */
+int uct_rc_mlx5_ep_is_connected(uct_ep_h tl_ep);
+
+/** The QP number of an rc_mlx5/rc_verbs endpoint. */
+uint32_t uct_rc_mlx5_ep_qpn(uct_ep_h tl_ep);
+
+#endif
