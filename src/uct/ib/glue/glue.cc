@@ -3,10 +3,6 @@
  * open/close wrappers. This file and the emulator are the only places that
  * name rdma-core functions (buildlib/check-rdma-core-calls.sh enforces it).
  */
-#ifdef HAVE_CONFIG_H
-#  include "config.h"
-#endif
-
 #include "glue.h"
 
 #include <ucs/debug/assert.h>
@@ -435,6 +431,10 @@ extern "C" ucs_status_t uct_ib_glue_install(const uct_ib_glue_ops_t *ops)
 
     std::lock_guard<std::mutex> guard(uct_ib_glue_lock);
 
+    if (ops == uct_ib_glue) {
+        return UCS_OK; /* already in use, open devices or not */
+    }
+
     if (uct_ib_glue_open_count.load() != 0) {
         ucs_error("cannot install glue table '%s': %u device context(s) "
                   "opened through '%s' are still open", ops->name,
@@ -442,12 +442,9 @@ extern "C" ucs_status_t uct_ib_glue_install(const uct_ib_glue_ops_t *ops)
         return UCS_ERR_BUSY;
     }
 
-    if (ops != uct_ib_glue) {
-        ucs_debug("ib glue: using '%s'%s", ops->name,
-                  ops->emulated ? " (emulated devices)" : "");
-        uct_ib_glue = ops;
-    }
-
+    ucs_debug("ib glue: using '%s'%s", ops->name,
+              ops->emulated ? " (emulated devices)" : "");
+    uct_ib_glue = ops;
     return UCS_OK;
 }
 

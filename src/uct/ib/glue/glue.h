@@ -193,9 +193,9 @@ extern const uct_ib_glue_ops_t uct_ib_glue_rdma_core_ops;
 
 /**
  * Replace the table in use. Refused (UCS_ERR_BUSY) while any device context
- * opened with uct_ib_glue_open_device() is open, and (UCS_ERR_INVALID_PARAM)
- * if the version differs or a slot is empty; the error is logged naming the
- * table and the empty slot.
+ * opened with uct_ib_glue_open_device() is open, unless ops is already the
+ * table in use, and (UCS_ERR_INVALID_PARAM) if the version differs or a slot
+ * is empty; the error is logged naming the table and the empty slot.
  * Internal: tests call it directly, users select a table with UCX_IB_GLUE.
  */
 ucs_status_t uct_ib_glue_install(const uct_ib_glue_ops_t *ops);

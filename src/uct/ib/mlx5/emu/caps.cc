@@ -1,0 +1,111 @@
+/*
+ * QUERY_HCA_CAP: the general device capabilities (cmd_hca_cap) and the RoCE
+ * capabilities (roce_cap), consistent with the verbs attributes the device
+ * reports and with the limits its commands enforce.
+ */
+#include "devx.h"
+
+
+namespace uct_ib_emu {
+
+namespace prm = uct_mlx5_prm;
+
+namespace {
+
+/* cmd_hca_cap.port_type */
+constexpr unsigned PORT_TYPE_IB  = 0x0;
+constexpr unsigned PORT_TYPE_ETH = 0x1;
+
+template <typename F>
+using general_cap = prm::at<prm::query_hca_cap_out::capability,
+                            prm::hca_cap_union::cmd_hca_cap, F>;
+
+template <typename F>
+using roce_cap = prm::at<prm::query_hca_cap_out::capability,
+                         prm::hca_cap_union::roce_caps, F>;
+
+void fill_general_caps(const device *dev, uint32_t *out)
+{
+    namespace cap = prm::cmd_hca_cap;
+    const port &p = dev->ports.front();
+
+    uct_mlx5_prm_set<general_cap<cap::vhca_id>>(out, dev->index);
+    uct_mlx5_prm_set<general_cap<cap::log_max_srq_sz>>(out, LOG_MAX_SRQ_SZ);
+    uct_mlx5_prm_set<general_cap<cap::log_max_qp_sz>>(out, LOG_MAX_QP_SZ);
+    uct_mlx5_prm_set<general_cap<cap::log_max_qp>>(out, LOG_MAX_QP);
+    uct_mlx5_prm_set<general_cap<cap::log_max_srq>>(out, LOG_MAX_SRQ);
+    uct_mlx5_prm_set<general_cap<cap::log_max_cq_sz>>(out, LOG_MAX_CQ_SZ);
+    uct_mlx5_prm_set<general_cap<cap::log_max_cq>>(out, LOG_MAX_CQ);
+    uct_mlx5_prm_set<general_cap<cap::log_max_mkey>>(out, LOG_MAX_MKEY);
+    uct_mlx5_prm_set<general_cap<cap::log_max_ra_req_qp>>(out, LOG_MAX_RA_QP);
+    uct_mlx5_prm_set<general_cap<cap::log_max_ra_res_qp>>(out, LOG_MAX_RA_QP);
+    uct_mlx5_prm_set<general_cap<cap::gid_table_size>>(out, p.gids.size());
+    uct_mlx5_prm_set<general_cap<cap::pkey_table_size>>(out, p.pkey_tbl_len);
+    uct_mlx5_prm_set<general_cap<cap::port_type>>(
+            out, p.is_eth() ? PORT_TYPE_ETH : PORT_TYPE_IB);
+    uct_mlx5_prm_set<general_cap<cap::num_ports>>(out, dev->ports.size());
+    uct_mlx5_prm_set<general_cap<cap::log_max_msg>>(out, LOG_MAX_MSG);
+    uct_mlx5_prm_set<general_cap<cap::cqe_version>>(out, 1);
+    uct_mlx5_prm_set<general_cap<cap::roce>>(out, dev->roce_enabled);
+    uct_mlx5_prm_set<general_cap<cap::atomic>>(out, 1);
+    uct_mlx5_prm_set<general_cap<cap::rc>>(out, 1);
+    uct_mlx5_prm_set<general_cap<cap::fl_rc_qp_when_roce_disabled>>(
+            out, dev->fl_rc_qp_when_roce_disabled);
+    uct_mlx5_prm_set<general_cap<cap::uar_4k>>(out, 1);
+    uct_mlx5_prm_set<general_cap<cap::log_pg_sz>>(out, 12);
+    uct_mlx5_prm_set<general_cap<cap::bf>>(out, 1);
+    uct_mlx5_prm_set<general_cap<cap::log_bf_reg_size>>(
+            out, ilog2_ceil(UAR_BF_REG_SIZE));
+    uct_mlx5_prm_set<general_cap<cap::max_wqe_sz_sq>>(out, MAX_WQE_SZ_SQ);
+    uct_mlx5_prm_set<general_cap<cap::max_wqe_sz_rq>>(out, MAX_WQE_SZ_RQ);
+    uct_mlx5_prm_set<general_cap<cap::log_max_pd>>(out, LOG_MAX_PD);
+    uct_mlx5_prm_set<general_cap<cap::num_of_uars_per_page>>(out, 1);
+}
+
+void fill_roce_caps(const device *dev, uint32_t *out)
+{
+    namespace cap = prm::roce_cap;
+
+    /* The UDP source port of a RoCEv2 QP is taken from its address path */
+    uct_mlx5_prm_set<roce_cap<cap::sw_r_roce_src_udp_port>>(out, 1);
+    uct_mlx5_prm_set<roce_cap<cap::fl_rc_qp_when_roce_disabled>>(
+            out, dev->fl_rc_qp_when_roce_disabled);
+    uct_mlx5_prm_set<roce_cap<cap::fl_rc_qp_when_roce_enabled>>(
+            out, dev->fl_rc_qp_when_roce_enabled);
+}
+
+} // namespace
+
+fw_result query_hca_cap_cmd(const context *ctx, const mailbox &in,
+                            mailbox &out)
+{
+    unsigned cap_type;
+
+    if (!in.fits<prm::query_hca_cap_in::layout>()) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
+    }
+    if (!out.fits<prm::query_hca_cap_out::layout>()) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
+    }
+    if (uct_mlx5_prm_get<prm::query_hca_cap_in::other_function>(in.dw())) {
+        return fw_fail(UCT_IB_EMU_SYND_HCA_CAP_OTHER_FUNCTION);
+    }
+
+    /* op_mod bit 0 selects current or maximal values: they are the same */
+    cap_type = in.op_mod() >> 1;
+    switch (cap_type) {
+    case UCT_MLX5_HCA_CAP_GENERAL:
+        fill_general_caps(ctx->dev, out.dw());
+        return FW_OK;
+    case UCT_MLX5_HCA_CAP_ROCE:
+        if (!ctx->dev->is_eth()) {
+            return fw_fail(UCT_IB_EMU_SYND_HCA_CAP_NO_ROCE);
+        }
+        fill_roce_caps(ctx->dev, out.dw());
+        return FW_OK;
+    default:
+        return fw_fail(UCT_IB_EMU_SYND_HCA_CAP_BAD_TYPE);
+    }
+}
+
+} // namespace uct_ib_emu

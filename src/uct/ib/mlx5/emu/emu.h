@@ -1,0 +1,311 @@
+/*
+ * The emulated mlx5 device: a software model of ConnectX ports behind the
+ * glue table (design section 4). This header is for tests: the exported glue
+ * table, topology control, the neighbour table, counters, QP introspection
+ * and fault injection. The library itself only ever sees the glue table.
+ *
+ * The model is strict: it answers with the same outputs and errors as
+ * rdma-core and firmware would, and never special-cases its caller.
+ *
+ * Default topology (uct_ib_emu_default_topology(), installed at load and by
+ * uct_ib_emu_reset()); every device is vendor 0x02c9 with DevX enabled,
+ * one port, state ACTIVE, max MTU 4096:
+ *
+ *   mlx5_0  ConnectX-6 Dx (part 4125), Ethernet, L2 segment "eth0",
+ *           MAC 02:c9:00:00:00:01, IPv4 198.18.0.1, active MTU 1024
+ *   mlx5_1  ConnectX-6 Dx (part 4125), Ethernet, L2 segment "eth0",
+ *           MAC 02:c9:00:00:00:02, IPv4 198.18.0.2, active MTU 1024
+ *      GID table (256 entries, 4 populated):
+ *           0 RoCEv1 fe80::<EUI-64 of the MAC>   1 RoCEv2 the same address
+ *           2 RoCEv1 ::ffff:198.18.0.x           3 RoCEv2 the same address
+ *      the neighbour table maps each of these GIDs to the port's MAC.
+ *   mlx5_2  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x11,
+ *           SM LID 0x1, port GUID 0x02c9000000000011, active MTU 4096
+ *   mlx5_3  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x12,
+ *           SM LID 0x1, port GUID 0x02c9000000000012, active MTU 4096
+ *      GID table (128 entries, 1 populated): 0 IB fe80::<port GUID>.
+ *
+ * Force loopback for RC QPs is off on every default device.
+ *
+ * QP numbers are unique across all emulated devices, so a QP can be looked up
+ * by number alone.
+ *
+ * Not modelled yet: the data path (post_send/post_recv/post_srq_recv return
+ * EOPNOTSUPP, poll_cq never finds a completion), completion channels and
+ * DevX objects other than QPs. See design section 4 for packet delivery.
+ */
+#ifndef UCT_IB_MLX5_EMU_H_
+#define UCT_IB_MLX5_EMU_H_
+
+#include <uct/ib/glue/glue.h>
+#include <uct/ib/mlx5/emu/syndrome.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+
+/* The glue table of the emulated device: name "emulated", emulated = 1 */
+extern "C" const uct_ib_glue_ops_t uct_ib_emu_glue_ops;
+
+
+typedef std::array<uint8_t, 6>  uct_ib_emu_mac_t;
+typedef std::array<uint8_t, 16> uct_ib_emu_gid_t;
+
+
+/* ------------------------------------------------------------------------
+ * Topology
+ */
+
+/* Which RoCE GID types an Ethernet port gets in its derived GID table */
+enum {
+    UCT_IB_EMU_GID_ROCE_V1 = UCS_BIT(0),
+    UCT_IB_EMU_GID_ROCE_V2 = UCS_BIT(1)
+};
+
+/* One populated GID table entry */
+struct uct_ib_emu_gid_spec_t {
+    uint32_t          index;
+    uct_ib_emu_gid_t  gid;
+    enum ibv_gid_type type;
+};
+
+struct uct_ib_emu_port_spec_t {
+    uint8_t             link_layer    = IBV_LINK_LAYER_ETHERNET;
+    enum ibv_port_state state         = IBV_PORT_ACTIVE;
+    enum ibv_mtu        max_mtu       = IBV_MTU_4096;
+    enum ibv_mtu        active_mtu    = IBV_MTU_1024;
+
+    /* L2 segment (Ethernet) or subnet (InfiniBand) the port is attached to;
+     * ports with the same name can reach each other */
+    std::string         fabric;
+
+    /* InfiniBand */
+    uint16_t            lid           = 0;
+    uint16_t            sm_lid        = 0;
+    uint64_t            subnet_prefix = 0xfe80000000000000ull; /* host order */
+    uint64_t            port_guid     = 0;                     /* host order */
+
+    /* Ethernet */
+    uct_ib_emu_mac_t    mac           = {};
+    uint32_t            ipv4          = 0; /* host order; 0: no IPv4 GIDs */
+    unsigned            gid_types     = UCT_IB_EMU_GID_ROCE_V1 |
+                                        UCT_IB_EMU_GID_ROCE_V2;
+    bool                drop_roce_v1  = false;
+    bool                drop_roce_v2  = false;
+
+    /*
+     * Explicit GID table; when empty the table is derived: InfiniBand
+     * 0 = subnet_prefix:port_guid; Ethernet 0/1 = RoCEv1/v2 on the link-local
+     * address from the MAC, 2/3 = RoCEv1/v2 on ::ffff:ipv4, each entry only
+     * if its type is in gid_types (a missing type leaves its slots empty).
+     */
+    std::vector<uct_ib_emu_gid_spec_t> gids;
+};
+
+struct uct_ib_emu_device_spec_t {
+    std::string  name;
+    uint32_t     vendor_part_id              = 4125;
+    uint32_t     hw_ver                      = 0;
+    std::string  fw_ver                      = "22.39.1002";
+    uint64_t     node_guid                   = 0; /* 0: derived */
+    bool         devx                        = true;
+    bool         roce_enabled                = true; /* Ethernet devices */
+    bool         fl_rc_qp_when_roce_enabled  = false;
+    bool         fl_rc_qp_when_roce_disabled = false;
+    std::vector<uct_ib_emu_port_spec_t> ports;
+};
+
+struct uct_ib_emu_topology_t {
+    std::vector<uct_ib_emu_device_spec_t> devices;
+};
+
+/* The topology documented at the top of this file */
+uct_ib_emu_topology_t uct_ib_emu_default_topology();
+
+/**
+ * Replace the topology. Clears the neighbour table (then fills it from the
+ * new Ethernet ports), the counters and the faults.
+ *
+ * @return UCS_OK; UCS_ERR_BUSY (logged) while a device context is open or a
+ *         device list is not freed; UCS_ERR_INVALID_PARAM (logged) for an
+ *         inconsistent topology: no ports, more than 255 ports, mixed link
+ *         layers on a device, a duplicate device name, LID or MAC in one
+ *         fabric, an active MTU above the maximum, a GID index out of range.
+ */
+ucs_status_t uct_ib_emu_set_topology(const uct_ib_emu_topology_t &topology);
+
+/* uct_ib_emu_set_topology(uct_ib_emu_default_topology()) */
+ucs_status_t uct_ib_emu_reset();
+
+
+/* ------------------------------------------------------------------------
+ * Fabric: neighbour table and per-port behaviour, changeable at any time
+ */
+
+/* Resolve gid to mac from now on (a new entry or a changed one). Existing
+ * AHs keep the MAC they resolved; new AHs and verbs QPs moved to RTR later
+ * get the new one. */
+void uct_ib_emu_neigh_set(const union ibv_gid &gid, const uct_ib_emu_mac_t &mac);
+
+/* Forget gid: resolving it fails with EHOSTUNREACH. UCS_ERR_NO_ELEM if the
+ * table has no such entry. */
+ucs_status_t uct_ib_emu_neigh_del(const union ibv_gid &gid);
+
+/* Change an Ethernet port's MAC (a VF moved, a bond failed over); its GIDs
+ * stay, they are the addresses configured on it. With update_neigh the
+ * neighbour entries of those GIDs follow (as after a gratuitous ARP).
+ * UCS_ERR_NO_ELEM for an unknown device/port, UCS_ERR_INVALID_PARAM for an
+ * InfiniBand port or a MAC that is zero or multicast. */
+ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
+                                     const uct_ib_emu_mac_t &mac,
+                                     bool update_neigh = true);
+
+/* Whether an Ethernet port drops incoming RoCEv1 / RoCEv2 packets */
+ucs_status_t uct_ib_emu_port_set_drop(const std::string &device, uint8_t port,
+                                      bool drop_roce_v1, bool drop_roce_v2);
+
+
+/* ------------------------------------------------------------------------
+ * Counters
+ */
+
+struct uct_ib_emu_counters_t {
+    /* Address handles: created and destroyed by create_ah/destroy_ah,
+     * reclaimed when their context was closed with them still alive */
+    uint64_t ah_created        = 0;
+    uint64_t ah_destroyed      = 0;
+    uint64_t ah_reclaimed      = 0;
+    uint64_t ah_alive          = 0; /* AHs that exist now */
+
+    /* Objects of any kind the caller left behind when closing a context */
+    uint64_t objects_reclaimed = 0;
+
+    /* DevX commands that reached the firmware, by opcode; the failed ones
+     * (non-zero status, injected faults included) are also in cmds_failed */
+    std::map<uint16_t, uint64_t> cmds;
+    std::map<uint16_t, uint64_t> cmds_failed;
+
+    /* QPs that exist now (verbs and DevX), by PRM state (qpc.state) */
+    std::map<uint8_t, unsigned> qps_by_state;
+
+    uint64_t cmd_count(uint16_t opcode) const;
+    uint64_t cmd_failed_count(uint16_t opcode) const;
+    unsigned qp_count(uint8_t state) const;
+};
+
+/* A snapshot of the counters */
+uct_ib_emu_counters_t uct_ib_emu_counters();
+
+/* Zero the event counters (created, destroyed, reclaimed, commands); the
+ * live counts (ah_alive, qps_by_state) always describe the current state */
+void uct_ib_emu_counters_reset();
+
+
+/* ------------------------------------------------------------------------
+ * QP introspection: the decoded context of any QP (DevX or verbs)
+ */
+
+/* An address path, field for field as the PRM `ads` structure */
+struct uct_ib_emu_ads_t {
+    uint8_t          fl;
+    uint8_t          free_ar;
+    uint16_t         pkey_index;
+    uint8_t          grh;
+    uint8_t          mlid;
+    uint16_t         rlid;
+    uint8_t          ack_timeout;
+    uint8_t          src_addr_index;
+    uint8_t          stat_rate;
+    uint8_t          hop_limit;
+    uint8_t          tclass;
+    uint32_t         flow_label;
+    uct_ib_emu_gid_t rgid;
+    uint8_t          f_dscp;
+    uint8_t          f_ecn;
+    uint8_t          f_eth_prio;
+    uint8_t          ecn;
+    uint8_t          dscp;
+    uint16_t         udp_sport;
+    uint8_t          dei_cfi;
+    uint8_t          eth_prio;
+    uint8_t          sl;
+    uint8_t          vhca_port_num;
+    uct_ib_emu_mac_t rmac;
+};
+
+struct uct_ib_emu_qp_info_t {
+    std::string      device;
+    bool             devx;           /* created by CREATE_QP, not verbs */
+    uint32_t         qpn;
+    uint8_t          state;          /* PRM qpc.state */
+    uint8_t          port;           /* 0 until RST2INIT */
+    uint32_t         pdn;
+    uint32_t         cqn_snd;
+    uint32_t         cqn_rcv;
+    uint8_t          log_sq_size;
+    uint8_t          log_rq_size;
+    uint8_t          log_rq_stride;
+    uint8_t          rq_type;
+    uint8_t          no_sq;
+    uint32_t         srqn;
+    uint32_t         uar_page;
+    uint32_t         remote_qpn;
+    uint8_t          mtu;            /* PRM/IB encoding, 1 = 256 .. 5 = 4096 */
+    uint8_t          log_msg_max;
+    uint8_t          rre;
+    uint8_t          rwe;
+    uint8_t          rae;
+    uint8_t          log_rra_max;
+    uint8_t          log_sra_max;
+    uint8_t          min_rnr_nak;
+    uint8_t          retry_count;
+    uint8_t          rnr_retry;
+    uint8_t          ack_timeout;    /* primary.ack_timeout, for convenience */
+    uint32_t         next_send_psn;
+    uint32_t         next_rcv_psn;
+    uct_ib_emu_ads_t primary;
+};
+
+/* UCS_ERR_NO_ELEM if no QP has this number */
+ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info);
+
+
+/* ------------------------------------------------------------------------
+ * Fault injection
+ */
+
+/**
+ * Make the next count calls of a glue operation fail with err, in the
+ * operation's convention: PTR returns NULL with errno = err, ERRNO returns
+ * err, M1 returns -1 with errno = err, COUNT returns -1 with errno = err,
+ * BOOL returns false. The call does nothing else. Arming the same operation
+ * again replaces the previous setting; count 0 disarms it.
+ *
+ * @return UCS_ERR_INVALID_PARAM for an operation that cannot fail (VOID,
+ *         NAME), an unknown name, or err <= 0.
+ */
+ucs_status_t uct_ib_emu_fail_op(uct_ib_glue_op_t op, unsigned count, int err);
+ucs_status_t uct_ib_emu_fail_op(const std::string &op_name, unsigned count,
+                                int err);
+
+/**
+ * Make the next count DevX commands with this opcode fail in the firmware
+ * with status and syndrome: the call returns EREMOTEIO (NULL with errno for
+ * obj_create) with both in the output mailbox; a destroy command returns the
+ * errno the kernel maps the status to. Applies to the commands the kernel
+ * issues for umem_reg/umem_dereg (CREATE_UMEM 0xa08, DESTROY_UMEM 0xa0a)
+ * too. UCS_ERR_INVALID_PARAM if status is 0.
+ */
+ucs_status_t uct_ib_emu_fail_cmd(uint16_t opcode, unsigned count,
+                                 uint8_t status, uint32_t syndrome);
+
+/* Disarm every fault */
+void uct_ib_emu_clear_faults();
+
+/* Calls and commands still armed to fail */
+unsigned uct_ib_emu_pending_faults();
+
+#endif

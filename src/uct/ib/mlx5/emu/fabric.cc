@@ -1,0 +1,743 @@
+/*
+ * The fabric: topology (devices, ports, GID tables), the neighbour table,
+ * and the emulator's shared plumbing (state, handle registry, buffers).
+ */
+#include "model.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+
+#include <algorithm>
+#include <cstdio>
+
+
+namespace uct_ib_emu {
+
+bool dma_buffer::alloc(size_t size, size_t align)
+{
+    void *ptr;
+
+    if (posix_memalign(&ptr, align, std::max(size, align)) != 0) {
+        return false;
+    }
+
+    memset(ptr, 0, std::max(size, align));
+    m_ptr.reset(ptr);
+    m_size = size;
+    return true;
+}
+
+
+void register_handle(emu_state &s, const void *ptr, kind k, void *obj)
+{
+    s.handles[ptr] = handle{k, obj};
+}
+
+void unregister_handle(emu_state &s, const void *ptr)
+{
+    s.handles.erase(ptr);
+}
+
+void *find_handle(const emu_state &s, const void *ptr, kind k)
+{
+    auto it = s.handles.find(ptr);
+
+    if ((ptr == nullptr) || (it == s.handles.end()) || (it->second.type != k)) {
+        return nullptr;
+    }
+
+    return it->second.obj;
+}
+
+void remove_object(context *ctx, object *obj)
+{
+    ctx->objects.erase(obj);
+}
+
+
+uct_ib_emu_gid_t gid_key(const union ibv_gid &gid)
+{
+    uct_ib_emu_gid_t key;
+
+    memcpy(key.data(), gid.raw, key.size());
+    return key;
+}
+
+bool gid_is_zero(const uint8_t *raw)
+{
+    return std::all_of(raw, raw + 16, [](uint8_t b) { return b == 0; });
+}
+
+std::string gid_str(const uint8_t *raw)
+{
+    char buf[INET6_ADDRSTRLEN];
+
+    if (inet_ntop(AF_INET6, raw, buf, sizeof(buf)) == nullptr) {
+        return "<invalid gid>";
+    }
+    return buf;
+}
+
+bool neigh_resolve(const emu_state &s, const union ibv_gid &gid,
+                   uct_ib_emu_mac_t *mac)
+{
+    auto it = s.neigh.find(gid_key(gid));
+
+    if (it == s.neigh.end()) {
+        return false;
+    }
+
+    *mac = it->second;
+    return true;
+}
+
+uint16_t roce_udp_sport(emu_state &s, uint32_t flow_label)
+{
+    std::uniform_int_distribution<unsigned> dist(ROCE_UDP_SPORT_MIN,
+                                                 ROCE_UDP_SPORT_MAX);
+
+    flow_label &= 0xfffff;
+    if (flow_label == 0) {
+        return static_cast<uint16_t>(dist(s.rng));
+    }
+
+    return static_cast<uint16_t>(((flow_label & 0x3fff) ^
+                                  ((flow_label & 0xfc000) >> 14)) |
+                                 ROCE_UDP_SPORT_MIN);
+}
+
+unsigned ilog2_ceil(uint64_t value)
+{
+    unsigned log = 0;
+
+    while ((1ull << log) < value) {
+        ++log;
+    }
+    return log;
+}
+
+uint8_t prm_qp_state(enum ibv_qp_state state)
+{
+    switch (state) {
+    case IBV_QPS_RESET:
+        return UCT_MLX5_QP_STATE_RST;
+    case IBV_QPS_INIT:
+        return UCT_MLX5_QP_STATE_INIT;
+    case IBV_QPS_RTR:
+        return UCT_MLX5_QP_STATE_RTR;
+    case IBV_QPS_RTS:
+        return UCT_MLX5_QP_STATE_RTS;
+    case IBV_QPS_SQD:
+        return UCT_MLX5_QP_STATE_SQD;
+    case IBV_QPS_SQE:
+        return UCT_MLX5_QP_STATE_SQER;
+    default:
+        return UCT_MLX5_QP_STATE_ERR;
+    }
+}
+
+enum ibv_qp_state verbs_qp_state(uint8_t prm_state)
+{
+    switch (prm_state) {
+    case UCT_MLX5_QP_STATE_RST:
+        return IBV_QPS_RESET;
+    case UCT_MLX5_QP_STATE_INIT:
+        return IBV_QPS_INIT;
+    case UCT_MLX5_QP_STATE_RTR:
+        return IBV_QPS_RTR;
+    case UCT_MLX5_QP_STATE_RTS:
+        return IBV_QPS_RTS;
+    case UCT_MLX5_QP_STATE_SQD:
+        return IBV_QPS_SQD;
+    case UCT_MLX5_QP_STATE_SQER:
+        return IBV_QPS_SQE;
+    default:
+        return IBV_QPS_ERR;
+    }
+}
+
+
+uar_page *uar_page_alloc(context *ctx, bool nc)
+{
+    auto page = std::make_unique<uar_page>(ctx);
+
+    if (!page->mem.alloc(HW_PAGE_SIZE)) {
+        return nullptr;
+    }
+
+    page->page_id = ctx->dev->next_uar_page++;
+    page->nc      = nc;
+    ctx->dev->uar_pages[page->page_id] = page.get();
+    return add_object(ctx, std::move(page));
+}
+
+void uar_page_put(uar_page *page)
+{
+    if (--page->refs > 0) {
+        return;
+    }
+
+    page->ctx->dev->uar_pages.erase(page->page_id);
+    remove_object(page->ctx, page);
+}
+
+
+void qp::reset_connection()
+{
+    port          = 0;
+    remote_qpn    = 0;
+    mtu           = 0;
+    log_msg_max   = 0;
+    rre           = 0;
+    rwe           = 0;
+    rae           = 0;
+    atomic_mode   = 0;
+    log_rra_max   = 0;
+    log_sra_max   = 0;
+    min_rnr_nak   = 0;
+    retry_count   = 0;
+    rnr_retry     = 0;
+    pm_state      = 0;
+    next_send_psn = 0;
+    next_rcv_psn  = 0;
+    path          = {};
+    access_flags  = 0;
+    pkey_index    = 0;
+    max_rd_atomic = 0;
+    max_dest_rd_atomic = 0;
+    timeout       = 0;
+    ah_attr       = {};
+}
+
+void qp_release_resources(qp *q)
+{
+    device *dev = q->ctx->dev;
+
+    dev->qps.erase(q->qpn);
+    --q->pd->refs;
+    if (q->send_cq != nullptr) {
+        --q->send_cq->refs;
+    }
+    if (q->recv_cq != nullptr) {
+        --q->recv_cq->refs;
+    }
+    if (q->srq != nullptr) {
+        --q->srq->refs;
+    }
+    if (q->wq_umem != nullptr) {
+        --q->wq_umem->refs;
+    }
+    if (q->dbr_umem != nullptr) {
+        --q->dbr_umem->refs;
+    }
+    if (q->uar != nullptr) {
+        uar_page_put(q->uar);
+    }
+}
+
+
+namespace {
+
+constexpr uint64_t IB_DEFAULT_SUBNET_PREFIX = 0xfe80000000000000ull;
+
+union ibv_gid gid_link_local(const uct_ib_emu_mac_t &mac)
+{
+    union ibv_gid gid = {};
+
+    /* fe80::/64 with the modified EUI-64 interface id of the MAC */
+    gid.raw[0]  = 0xfe;
+    gid.raw[1]  = 0x80;
+    gid.raw[8]  = mac[0] ^ 0x02;
+    gid.raw[9]  = mac[1];
+    gid.raw[10] = mac[2];
+    gid.raw[11] = 0xff;
+    gid.raw[12] = 0xfe;
+    gid.raw[13] = mac[3];
+    gid.raw[14] = mac[4];
+    gid.raw[15] = mac[5];
+    return gid;
+}
+
+union ibv_gid gid_ipv4_mapped(uint32_t ipv4)
+{
+    union ibv_gid gid = {};
+    uint32_t be       = htobe32(ipv4);
+
+    gid.raw[10] = 0xff;
+    gid.raw[11] = 0xff;
+    memcpy(&gid.raw[12], &be, sizeof(be));
+    return gid;
+}
+
+union ibv_gid gid_ib(uint64_t subnet_prefix, uint64_t guid)
+{
+    union ibv_gid gid;
+
+    gid.global.subnet_prefix = htobe64(subnet_prefix);
+    gid.global.interface_id  = htobe64(guid);
+    return gid;
+}
+
+bool mac_is_zero(const uct_ib_emu_mac_t &mac)
+{
+    return std::all_of(mac.begin(), mac.end(), [](uint8_t b) { return b == 0; });
+}
+
+bool mtu_valid(enum ibv_mtu mtu)
+{
+    return (mtu >= IBV_MTU_256) && (mtu <= IBV_MTU_4096);
+}
+
+void set_gid(port &p, uint32_t index, const union ibv_gid &gid,
+             enum ibv_gid_type type)
+{
+    p.gids[index].valid = true;
+    p.gids[index].gid   = gid;
+    p.gids[index].type  = type;
+}
+
+ucs_status_t build_port(const device &dev, uint8_t num,
+                        const uct_ib_emu_port_spec_t &spec, port *p)
+{
+    bool eth = (spec.link_layer == IBV_LINK_LAYER_ETHERNET);
+
+    if (!eth && (spec.link_layer != IBV_LINK_LAYER_INFINIBAND)) {
+        ucs_error("emu: %s:%u: unknown link layer %u", dev.name.c_str(), num,
+                  spec.link_layer);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!mtu_valid(spec.max_mtu) || !mtu_valid(spec.active_mtu) ||
+        (spec.active_mtu > spec.max_mtu)) {
+        ucs_error("emu: %s:%u: invalid MTUs: active %d max %d",
+                  dev.name.c_str(), num, spec.active_mtu, spec.max_mtu);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    p->num           = num;
+    p->link_layer    = spec.link_layer;
+    p->state         = spec.state;
+    p->max_mtu       = spec.max_mtu;
+    p->active_mtu    = spec.active_mtu;
+    p->fabric        = spec.fabric.empty() ?
+                       dev.name + ":" + std::to_string(num) : spec.fabric;
+    p->lid           = eth ? 0 : spec.lid;
+    p->sm_lid        = eth ? 0 : spec.sm_lid;
+    p->subnet_prefix = spec.subnet_prefix;
+    p->port_guid     = (spec.port_guid != 0) ? spec.port_guid :
+                       (0x02c9000000000000ull | (dev.index << 8) | num);
+    p->mac           = eth ? spec.mac : uct_ib_emu_mac_t{};
+    p->ifindex       = eth ? (10 + dev.index * 8 + num) : 0;
+    p->pkey_tbl_len  = eth ? ETH_PKEY_TABLE_LEN : IB_PKEY_TABLE_LEN;
+    p->drop_roce_v1  = eth && spec.drop_roce_v1;
+    p->drop_roce_v2  = eth && spec.drop_roce_v2;
+    p->gids.assign(eth ? ETH_GID_TABLE_LEN : IB_GID_TABLE_LEN, gid_slot());
+
+    if (eth && (mac_is_zero(p->mac) || (p->mac[0] & 1))) {
+        ucs_error("emu: %s:%u: an Ethernet port needs a unicast MAC",
+                  dev.name.c_str(), num);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!eth && (spec.state == IBV_PORT_ACTIVE) &&
+        ((p->lid == 0) || (p->lid >= 0xc000))) {
+        ucs_error("emu: %s:%u: an active InfiniBand port needs a unicast LID",
+                  dev.name.c_str(), num);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!spec.gids.empty()) {
+        for (const auto &g : spec.gids) {
+            bool type_ok = eth ? ((g.type == IBV_GID_TYPE_ROCE_V1) ||
+                                  (g.type == IBV_GID_TYPE_ROCE_V2)) :
+                                 (g.type == IBV_GID_TYPE_IB);
+            union ibv_gid gid;
+
+            if ((g.index >= p->gids.size()) || p->gids[g.index].valid ||
+                !type_ok || gid_is_zero(g.gid.data())) {
+                ucs_error("emu: %s:%u: invalid GID entry %u",
+                          dev.name.c_str(), num, g.index);
+                return UCS_ERR_INVALID_PARAM;
+            }
+
+            memcpy(gid.raw, g.gid.data(), sizeof(gid.raw));
+            set_gid(*p, g.index, gid, g.type);
+        }
+    } else if (eth) {
+        if (spec.gid_types & UCT_IB_EMU_GID_ROCE_V1) {
+            set_gid(*p, 0, gid_link_local(p->mac), IBV_GID_TYPE_ROCE_V1);
+        }
+        if (spec.gid_types & UCT_IB_EMU_GID_ROCE_V2) {
+            set_gid(*p, 1, gid_link_local(p->mac), IBV_GID_TYPE_ROCE_V2);
+        }
+        if ((spec.ipv4 != 0) && (spec.gid_types & UCT_IB_EMU_GID_ROCE_V1)) {
+            set_gid(*p, 2, gid_ipv4_mapped(spec.ipv4), IBV_GID_TYPE_ROCE_V1);
+        }
+        if ((spec.ipv4 != 0) && (spec.gid_types & UCT_IB_EMU_GID_ROCE_V2)) {
+            set_gid(*p, 3, gid_ipv4_mapped(spec.ipv4), IBV_GID_TYPE_ROCE_V2);
+        }
+    } else {
+        set_gid(*p, 0, gid_ib(p->subnet_prefix, p->port_guid),
+                IBV_GID_TYPE_IB);
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t build_device(const uct_ib_emu_device_spec_t &spec,
+                          unsigned index, std::unique_ptr<device> *dev_p)
+{
+    auto dev = std::make_unique<device>();
+    ucs_status_t status;
+
+    if (spec.name.empty() || (spec.name.size() >= IBV_SYSFS_NAME_MAX)) {
+        ucs_error("emu: invalid device name '%s'", spec.name.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (spec.ports.empty() || (spec.ports.size() > 255)) {
+        ucs_error("emu: %s: a device has 1..255 ports, not %zu",
+                  spec.name.c_str(), spec.ports.size());
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    dev->index                       = index;
+    dev->name                        = spec.name;
+    dev->vendor_part_id              = spec.vendor_part_id;
+    dev->hw_ver                      = spec.hw_ver;
+    dev->fw_ver                      = spec.fw_ver;
+    dev->devx                        = spec.devx;
+    dev->fl_rc_qp_when_roce_enabled  = spec.fl_rc_qp_when_roce_enabled;
+    dev->fl_rc_qp_when_roce_disabled = spec.fl_rc_qp_when_roce_disabled;
+    dev->next_qpn                    = (index << 16) | 0x100;
+
+    dev->ports.resize(spec.ports.size());
+    for (size_t i = 0; i < spec.ports.size(); ++i) {
+        status = build_port(*dev, static_cast<uint8_t>(i + 1), spec.ports[i],
+                            &dev->ports[i]);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        if (dev->ports[i].link_layer != dev->ports[0].link_layer) {
+            ucs_error("emu: %s: all ports of a device must have the same "
+                      "link layer", spec.name.c_str());
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+
+    dev->roce_enabled = dev->is_eth() && spec.roce_enabled;
+    if (spec.node_guid != 0) {
+        dev->node_guid = spec.node_guid;
+    } else if (dev->is_eth()) {
+        const uct_ib_emu_mac_t &mac = dev->ports[0].mac;
+
+        dev->node_guid = (uint64_t(mac[0]) << 56) | (uint64_t(mac[1]) << 48) |
+                         (uint64_t(mac[2]) << 40) | (uint64_t(0x03) << 32) |
+                         (uint64_t(mac[3]) << 16) | (uint64_t(mac[4]) << 8) |
+                         mac[5];
+    } else {
+        dev->node_guid = dev->ports[0].port_guid;
+    }
+
+    /* What rdma-core's sysfs scan fills in */
+    dev->ibdev.node_type      = IBV_NODE_CA;
+    dev->ibdev.transport_type = IBV_TRANSPORT_IB;
+    snprintf(dev->ibdev.name, sizeof(dev->ibdev.name), "%s",
+             spec.name.c_str());
+    snprintf(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name), "uverbs%u",
+             index);
+    snprintf(dev->ibdev.dev_path, sizeof(dev->ibdev.dev_path),
+             "/sys/class/infiniband_verbs/uverbs%u", index);
+    snprintf(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path),
+             "/sys/class/infiniband/%s", spec.name.c_str());
+
+    *dev_p = std::move(dev);
+    return UCS_OK;
+}
+
+/* Everything that must be unique across the topology */
+ucs_status_t check_fabric(const std::vector<std::unique_ptr<device>> &devices)
+{
+    std::set<std::string> names;
+    std::set<std::pair<std::string, uint16_t>> lids;
+    std::set<std::pair<std::string, uct_ib_emu_mac_t>> macs;
+    std::set<uct_ib_emu_gid_t> gids;
+
+    for (const auto &dev : devices) {
+        if (!names.insert(dev->name).second) {
+            ucs_error("emu: duplicate device name %s", dev->name.c_str());
+            return UCS_ERR_INVALID_PARAM;
+        }
+
+        for (const port &p : dev->ports) {
+            if (!p.is_eth() && (p.lid != 0) &&
+                !lids.insert({p.fabric, p.lid}).second) {
+                ucs_error("emu: %s:%u: LID 0x%x is already used in subnet %s",
+                          dev->name.c_str(), p.num, p.lid, p.fabric.c_str());
+                return UCS_ERR_INVALID_PARAM;
+            }
+
+            if (p.is_eth() && !macs.insert({p.fabric, p.mac}).second) {
+                ucs_error("emu: %s:%u: MAC already used in segment %s",
+                          dev->name.c_str(), p.num, p.fabric.c_str());
+                return UCS_ERR_INVALID_PARAM;
+            }
+
+            /* A RoCEv1 and a RoCEv2 entry share an address: one neighbour */
+            std::set<uct_ib_emu_gid_t> port_gids;
+            for (const gid_slot &slot : p.gids) {
+                if (slot.valid) {
+                    port_gids.insert(gid_key(slot.gid));
+                }
+            }
+            for (const auto &key : port_gids) {
+                if (!gids.insert(key).second) {
+                    ucs_error("emu: %s:%u: GID %s is already assigned to "
+                              "another port", dev->name.c_str(), p.num,
+                              gid_str(key.data()).c_str());
+                    return UCS_ERR_INVALID_PARAM;
+                }
+            }
+        }
+    }
+
+    return UCS_OK;
+}
+
+bool busy_locked(const emu_state &s)
+{
+    if (!s.contexts.empty()) {
+        ucs_error("emu: cannot change the topology: %zu device context(s) "
+                  "are open", s.contexts.size());
+        return true;
+    }
+
+    if (!s.device_lists.empty()) {
+        ucs_error("emu: cannot change the topology: %zu device list(s) are "
+                  "not freed", s.device_lists.size());
+        return true;
+    }
+
+    return false;
+}
+
+ucs_status_t apply_topology(emu_state &s, const uct_ib_emu_topology_t &topo)
+{
+    std::vector<std::unique_ptr<device>> devices;
+    ucs_status_t status;
+
+    for (size_t i = 0; i < topo.devices.size(); ++i) {
+        std::unique_ptr<device> dev;
+
+        status = build_device(topo.devices[i], static_cast<unsigned>(i), &dev);
+        if (status != UCS_OK) {
+            return status;
+        }
+        devices.push_back(std::move(dev));
+    }
+
+    status = check_fabric(devices);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (const auto &dev : s.devices) {
+        unregister_handle(s, &dev->ibdev);
+    }
+
+    s.devices = std::move(devices);
+    s.neigh.clear();
+    for (const auto &dev : s.devices) {
+        register_handle(s, &dev->ibdev, kind::DEVICE, dev.get());
+        for (const port &p : dev->ports) {
+            if (!p.is_eth()) {
+                continue;
+            }
+            for (const gid_slot &slot : p.gids) {
+                if (slot.valid) {
+                    s.neigh[gid_key(slot.gid)] = p.mac;
+                }
+            }
+        }
+    }
+
+    s.ah_created        = 0;
+    s.ah_destroyed      = 0;
+    s.ah_reclaimed      = 0;
+    s.objects_reclaimed = 0;
+    s.cmds.clear();
+    s.cmds_failed.clear();
+    for (fault &f : s.op_faults) {
+        f = fault();
+    }
+    s.cmd_faults.clear();
+    s.rng.seed(0x5eed);
+    return UCS_OK;
+}
+
+port *find_port_locked(emu_state &s, const std::string &dev_name,
+                       uint8_t port_num)
+{
+    for (auto &dev : s.devices) {
+        if ((dev->name == dev_name) && (port_num >= 1) &&
+            (port_num <= dev->ports.size())) {
+            return &dev->ports[port_num - 1];
+        }
+    }
+
+    return nullptr;
+}
+
+uct_ib_emu_port_spec_t default_eth_port(uint8_t last_octet)
+{
+    uct_ib_emu_port_spec_t p;
+
+    p.link_layer = IBV_LINK_LAYER_ETHERNET;
+    p.active_mtu = IBV_MTU_1024;
+    p.fabric     = "eth0";
+    p.mac        = {0x02, 0xc9, 0x00, 0x00, 0x00, last_octet};
+    p.ipv4       = (198u << 24) | (18u << 16) | last_octet;  /* 198.18.0.x */
+    return p;
+}
+
+uct_ib_emu_port_spec_t default_ib_port(uint16_t lid)
+{
+    uct_ib_emu_port_spec_t p;
+
+    p.link_layer    = IBV_LINK_LAYER_INFINIBAND;
+    p.active_mtu    = IBV_MTU_4096;
+    p.fabric        = "ib0";
+    p.lid           = lid;
+    p.sm_lid        = 0x1;
+    p.subnet_prefix = IB_DEFAULT_SUBNET_PREFIX;
+    p.port_guid     = 0x02c9000000000000ull | lid;
+    return p;
+}
+
+} // namespace
+
+
+emu_state::emu_state()
+{
+    if (apply_topology(*this, uct_ib_emu_default_topology()) != UCS_OK) {
+        ucs_error("emu: the default topology is invalid");
+    }
+}
+
+emu_state &state()
+{
+    static emu_state s;
+    return s;
+}
+
+} // namespace uct_ib_emu
+
+
+using namespace uct_ib_emu;
+
+uct_ib_emu_topology_t uct_ib_emu_default_topology()
+{
+    uct_ib_emu_topology_t topo;
+    uct_ib_emu_device_spec_t dev;
+
+    dev.vendor_part_id = 4125; /* ConnectX-6 Dx */
+    dev.fw_ver         = "22.39.1002";
+    for (uint8_t i = 0; i < 2; ++i) {
+        dev.name  = "mlx5_" + std::to_string(i);
+        dev.ports = {default_eth_port(i + 1)};
+        topo.devices.push_back(dev);
+    }
+
+    dev.vendor_part_id = 4123; /* ConnectX-6 */
+    dev.fw_ver         = "20.39.1002";
+    for (uint8_t i = 0; i < 2; ++i) {
+        dev.name  = "mlx5_" + std::to_string(i + 2);
+        dev.ports = {default_ib_port(0x11 + i)};
+        topo.devices.push_back(dev);
+    }
+
+    return topo;
+}
+
+ucs_status_t uct_ib_emu_set_topology(const uct_ib_emu_topology_t &topology)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    if (busy_locked(s)) {
+        return UCS_ERR_BUSY;
+    }
+
+    return apply_topology(s, topology);
+}
+
+ucs_status_t uct_ib_emu_reset()
+{
+    return uct_ib_emu_set_topology(uct_ib_emu_default_topology());
+}
+
+void uct_ib_emu_neigh_set(const union ibv_gid &gid,
+                          const uct_ib_emu_mac_t &mac)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    s.neigh[gid_key(gid)] = mac;
+}
+
+ucs_status_t uct_ib_emu_neigh_del(const union ibv_gid &gid)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    return (s.neigh.erase(gid_key(gid)) > 0) ? UCS_OK : UCS_ERR_NO_ELEM;
+}
+
+ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
+                                     const uct_ib_emu_mac_t &mac,
+                                     bool update_neigh)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    struct port *p = find_port_locked(s, device, port);
+
+    if (p == nullptr) {
+        return UCS_ERR_NO_ELEM;
+    }
+
+    if (!p->is_eth() || mac_is_zero(mac) || (mac[0] & 1)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    p->mac = mac;
+    if (update_neigh) {
+        for (const gid_slot &slot : p->gids) {
+            if (slot.valid) {
+                s.neigh[gid_key(slot.gid)] = mac;
+            }
+        }
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t uct_ib_emu_port_set_drop(const std::string &device, uint8_t port,
+                                      bool drop_roce_v1, bool drop_roce_v2)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    struct port *p = find_port_locked(s, device, port);
+
+    if (p == nullptr) {
+        return UCS_ERR_NO_ELEM;
+    }
+
+    if (!p->is_eth()) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    p->drop_roce_v1 = drop_roce_v1;
+    p->drop_roce_v2 = drop_roce_v2;
+    return UCS_OK;
+}

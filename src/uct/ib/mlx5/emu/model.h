@@ -1,0 +1,568 @@
+/*
+ * The emulated device's data model: fabric, devices, ports, contexts and the
+ * objects created on them. Internal to the emulator.
+ *
+ * Locking: one mutex (emu_state::lock) guards everything below. Every entry
+ * point takes it once; helpers named *_locked or taking an emu_state& expect
+ * it to be held.
+ *
+ * Handles: every pointer the emulator hands out (ibv_device, ibv_context,
+ * ibv_pd, ...) is registered with its kind, and every pointer passed in is
+ * looked up before use, so a stale or foreign handle is rejected instead of
+ * dereferenced.
+ *
+ * The model is shaped for what comes later: devices index their QPs by
+ * number and ports know their fabric, current MAC, GID types and drop flags,
+ * which is what packet delivery needs; verbs QPs keep their rings and send
+ * ops flags for the UMR send path.
+ */
+#ifndef UCT_IB_MLX5_EMU_MODEL_H_
+#define UCT_IB_MLX5_EMU_MODEL_H_
+
+#include "emu.h"
+
+#include <uct/ib/mlx5/dv/prm.h>
+
+#include <ucs/debug/log_def.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+
+namespace uct_ib_emu {
+
+/* Identity of the emulated hardware */
+constexpr uint32_t VENDOR_ID           = 0x02c9; /* Mellanox Technologies */
+constexpr unsigned NUM_COMP_VECTORS    = 8;
+constexpr unsigned ETH_GID_TABLE_LEN   = 256;
+constexpr unsigned IB_GID_TABLE_LEN    = 128;
+constexpr unsigned ETH_PKEY_TABLE_LEN  = 1;
+constexpr unsigned IB_PKEY_TABLE_LEN   = 128;
+constexpr size_t   HW_PAGE_SIZE        = 4096;
+
+/* Device limits; the verbs attributes and the HCA caps agree with them */
+constexpr unsigned LOG_MAX_QP          = 18;
+constexpr unsigned LOG_MAX_QP_SZ       = 15;
+constexpr unsigned LOG_MAX_CQ          = 24;
+constexpr unsigned LOG_MAX_CQ_SZ       = 22;
+constexpr unsigned LOG_MAX_SRQ         = 23;
+constexpr unsigned LOG_MAX_SRQ_SZ      = 15;
+constexpr unsigned LOG_MAX_PD          = 23;
+constexpr unsigned LOG_MAX_MKEY        = 24;
+constexpr unsigned LOG_MAX_MSG         = 30;
+constexpr unsigned LOG_MAX_RA_QP       = 4;   /* 16 outstanding reads */
+constexpr unsigned MAX_WQE_SZ_SQ       = 1024;
+constexpr unsigned MAX_WQE_SZ_RQ       = 512;
+constexpr unsigned MAX_SGE             = 30;
+constexpr unsigned MAX_SRQ_SGE         = 31;
+constexpr unsigned MAX_INLINE_DATA     = 828;
+constexpr uint64_t MAX_MR_SIZE         = ~0ull;
+constexpr int      MAX_CQE             = (1 << LOG_MAX_CQ_SZ) - 1;
+constexpr int      MAX_QP_WR           = 1 << LOG_MAX_QP_SZ;
+constexpr int      MAX_SRQ_WR          = (1 << LOG_MAX_SRQ_SZ) - 1;
+
+/* UAR page layout: two BlueFlame registers, each used in two halves */
+constexpr size_t   UAR_BF_OFFSET       = 0x800;
+constexpr size_t   UAR_BF_REG_SIZE     = 0x200;
+constexpr unsigned UAR_BF_REGS         = 2;
+constexpr uint32_t BF_BUF_SIZE         = 0x100;
+
+/* RoCEv2 UDP source port range */
+constexpr uint16_t ROCE_UDP_SPORT_MIN  = 0xc000;
+constexpr uint16_t ROCE_UDP_SPORT_MAX  = 0xffff;
+
+constexpr size_t   CQE_SIZE            = 64;
+constexpr uint8_t  CQE_INVALID_OP_OWN  = 0xf0;
+
+
+/* Memory the emulated device shares with its user (rings, doorbells, UAR
+ * pages): zeroed, aligned, freed with the object */
+class dma_buffer {
+public:
+    dma_buffer() = default;
+    [[nodiscard]] bool alloc(size_t size, size_t align = HW_PAGE_SIZE);
+
+    void *get() const
+    {
+        return m_ptr.get();
+    }
+
+    uint8_t *bytes() const
+    {
+        return static_cast<uint8_t*>(m_ptr.get());
+    }
+
+    size_t size() const
+    {
+        return m_size;
+    }
+
+private:
+    struct deleter {
+        void operator()(void *ptr) const
+        {
+            free(ptr);
+        }
+    };
+
+    std::unique_ptr<void, deleter> m_ptr;
+    size_t                         m_size = 0;
+};
+
+
+struct gid_slot {
+    bool              valid = false;
+    union ibv_gid     gid   = {};
+    enum ibv_gid_type type  = IBV_GID_TYPE_IB;
+};
+
+struct port {
+    uint8_t               num;
+    uint8_t               link_layer;
+    enum ibv_port_state   state;
+    enum ibv_mtu          max_mtu;
+    enum ibv_mtu          active_mtu;
+    std::string           fabric;
+    uint16_t              lid;
+    uint16_t              sm_lid;
+    uint64_t              subnet_prefix;
+    uint64_t              port_guid;
+    uct_ib_emu_mac_t      mac;
+    uint32_t              ifindex;
+    uint16_t              pkey_tbl_len;
+    bool                  drop_roce_v1;
+    bool                  drop_roce_v2;
+    std::vector<gid_slot> gids;
+
+    bool is_eth() const
+    {
+        return link_layer == IBV_LINK_LAYER_ETHERNET;
+    }
+
+    const gid_slot *gid(uint32_t index) const
+    {
+        return ((index < gids.size()) && gids[index].valid) ? &gids[index] :
+                                                               nullptr;
+    }
+};
+
+/* Kinds of handle the emulator gives out */
+enum class kind {
+    DEVICE,
+    CONTEXT,
+    PD,
+    MR,
+    CQ,
+    SRQ,
+    AH,
+    QP,         /* verbs QP (ibv_qp) */
+    DEVX_OBJ,
+    UMEM,
+    UAR
+};
+
+struct context;
+struct qp;
+struct mr;
+struct cq;
+struct pd;
+struct srq;
+struct umem;
+struct uar_page;
+
+struct device {
+    static constexpr kind KIND = kind::DEVICE;
+
+    unsigned                  index;
+    std::string               name;
+    struct ibv_device         ibdev;
+    uint32_t                  vendor_part_id;
+    uint32_t                  hw_ver;
+    std::string               fw_ver;
+    uint64_t                  node_guid;
+    bool                      devx;
+    bool                      roce_enabled;
+    bool                      fl_rc_qp_when_roce_enabled;
+    bool                      fl_rc_qp_when_roce_disabled;
+    std::vector<port>         ports;
+
+    /* Run time */
+    uint32_t                  next_qpn;
+    uint32_t                  next_cqn      = 0x400;
+    uint32_t                  next_pdn      = 0x10;
+    uint32_t                  next_srqn     = 0x40;
+    uint32_t                  next_mkey_idx = 0x1000;
+    uint32_t                  next_uar_page = 0x80;
+    uint32_t                  next_umem_id  = 0x20;
+
+    /* Every object by its hardware number: what the firmware looks up */
+    std::map<uint32_t, qp*>       qps;
+    std::map<uint32_t, mr*>       mrs;  /* by mkey index */
+    std::map<uint32_t, cq*>       cqs;
+    std::map<uint32_t, pd*>       pds;
+    std::map<uint32_t, srq*>      srqs;
+    std::map<uint32_t, umem*>     umems;
+    std::map<uint32_t, uar_page*> uar_pages;
+
+    bool is_eth() const
+    {
+        return ports.front().is_eth();
+    }
+
+    const port *get_port(unsigned num) const
+    {
+        return ((num >= 1) && (num <= ports.size())) ? &ports[num - 1] :
+                                                        nullptr;
+    }
+};
+
+
+/* Base of every object a context owns */
+struct object {
+    context *ctx;
+
+    explicit object(context *c) : ctx(c)
+    {
+    }
+
+    virtual ~object() = default;
+};
+
+struct pd : object {
+    static constexpr kind KIND = kind::PD;
+
+    struct ibv_pd ibv  = {};
+    uint32_t      pdn  = 0;
+    unsigned      refs = 0; /* MRs, AHs, QPs, SRQs using it */
+
+    using object::object;
+};
+
+struct mr : object {
+    static constexpr kind KIND = kind::MR;
+
+    struct ibv_mr ibv    = {};
+    struct pd     *pd    = nullptr;
+    int           access = 0;
+
+    using object::object;
+};
+
+struct cq : object {
+    static constexpr kind KIND = kind::CQ;
+
+    struct ibv_cq ibv     = {};
+    uint32_t      cqn     = 0;
+    uint32_t      cqe_cnt = 0; /* ring entries, a power of two */
+    dma_buffer    buf;
+    dma_buffer    dbrec;
+    unsigned      refs    = 0; /* QPs using it */
+
+    using object::object;
+};
+
+struct srq : object {
+    static constexpr kind KIND = kind::SRQ;
+
+    struct ibv_srq ibv     = {};
+    struct pd      *pd     = nullptr;
+    uint32_t       srqn    = 0;
+    uint32_t       wqe_cnt = 0;
+    uint32_t       stride  = 0;
+    uint32_t       max_sge = 0;
+    dma_buffer     buf;
+    dma_buffer     dbrec;
+    unsigned       refs    = 0; /* QPs using it */
+
+    using object::object;
+};
+
+struct ah : object {
+    static constexpr kind KIND = kind::AH;
+
+    struct ibv_ah       ibv = {};
+    struct pd           *pd = nullptr;
+    struct mlx5_wqe_av  av  = {};
+
+    using object::object;
+};
+
+/* A UAR page: the context's own (CQ doorbells, verbs QP BlueFlame) or one
+ * allocated through DevX */
+struct uar_page : object {
+    uint32_t   page_id = 0;
+    bool       nc      = false;
+    dma_buffer mem;
+    unsigned   bf_used = 0; /* bitmap of BlueFlame registers handed out */
+    unsigned   refs    = 0; /* DevX UAR handles and QPs using the page */
+
+    using object::object;
+};
+
+struct uar : object {
+    static constexpr kind KIND = kind::UAR;
+
+    struct mlx5dv_devx_uar dv   = {};
+    uar_page               *page = nullptr;
+    unsigned               bf_index = 0;
+
+    using object::object;
+};
+
+struct umem : object {
+    static constexpr kind KIND = kind::UMEM;
+
+    struct mlx5dv_devx_umem dv     = {};
+    void                    *addr  = nullptr;
+    size_t                  size   = 0;
+    uint32_t                access = 0;
+    unsigned                refs   = 0; /* QPs using it */
+
+    using object::object;
+};
+
+/* A queue pair, created through verbs or DevX; the context is kept decoded */
+struct qp : object {
+    static constexpr kind KIND = kind::QP;
+
+    bool             devx          = false;
+    uint32_t         qpn           = 0;
+    uint8_t          state         = 0; /* PRM qpc.state */
+    struct pd        *pd           = nullptr;
+    struct cq        *send_cq      = nullptr;
+    struct cq        *recv_cq      = nullptr;
+    struct srq       *srq          = nullptr;
+
+    /* Queue geometry */
+    uint8_t          log_sq_size   = 0;
+    uint8_t          log_rq_size   = 0;
+    uint8_t          log_rq_stride = 0;
+    uint8_t          rq_type       = 0;
+    uint8_t          no_sq         = 0;
+
+    /* Connection state, as the QPC holds it */
+    uint8_t          port          = 0;
+    uint32_t         remote_qpn    = 0;
+    uint8_t          mtu           = 0;
+    uint8_t          log_msg_max   = 0;
+    uint8_t          rre           = 0;
+    uint8_t          rwe           = 0;
+    uint8_t          rae           = 0;
+    uint8_t          atomic_mode   = 0;
+    uint8_t          log_rra_max   = 0;
+    uint8_t          log_sra_max   = 0;
+    uint8_t          min_rnr_nak   = 0;
+    uint8_t          retry_count   = 0;
+    uint8_t          rnr_retry     = 0;
+    uint8_t          pm_state      = 0;
+    uint8_t          counter_set_id = 0;
+    uint32_t         user_index    = 0;
+    uint32_t         next_send_psn = 0;
+    uint32_t         next_rcv_psn  = 0;
+    uct_ib_emu_ads_t path          = {};
+
+    /* DevX resources */
+    umem             *wq_umem      = nullptr;
+    uint64_t         wq_umem_offset = 0;
+    umem             *dbr_umem     = nullptr;
+    uint64_t         dbr_offset    = 0;
+    uar_page         *uar          = nullptr;
+
+    /* Verbs */
+    struct ibv_qp       ibv             = {};
+    struct ibv_qp_cap   cap             = {};
+    int                 sq_sig_all      = 0;
+    int                 access_flags    = 0;
+    uint16_t            pkey_index      = 0;
+    uint8_t             max_rd_atomic   = 0;
+    uint8_t             max_dest_rd_atomic = 0;
+    uint8_t             timeout         = 0;
+    struct ibv_ah_attr  ah_attr         = {};
+    uint64_t            send_ops_flags  = 0;
+    uint32_t            sq_wqe_cnt      = 0;
+    uint32_t            sq_stride       = 0;
+    uint32_t            rq_wqe_cnt      = 0;
+    uint32_t            rq_stride       = 0;
+    dma_buffer          wq_buf;
+    dma_buffer          dbrec;
+    unsigned            bf_index        = 0;
+
+    using object::object;
+
+    /* Drop the connection state (transition to RST) */
+    void reset_connection();
+};
+
+/* A DevX object handle (struct mlx5dv_devx_obj is opaque in rdma-core) */
+struct devx_obj : object {
+    static constexpr kind KIND = kind::DEVX_OBJ;
+
+    struct qp *qp = nullptr;
+
+    using object::object;
+};
+
+struct context {
+    static constexpr kind KIND = kind::CONTEXT;
+
+    struct ibv_context ibv       = {};
+    device             *dev      = nullptr;
+    bool               devx      = false;
+    uar_page           *drv_uar  = nullptr; /* the context's own UAR page */
+
+    /* Everything created on the context, owned here */
+    std::map<object*, std::unique_ptr<object>> objects;
+};
+
+
+struct fault {
+    unsigned count = 0;
+    int      err   = 0;
+};
+
+struct cmd_fault {
+    unsigned count    = 0;
+    uint8_t  status   = 0;
+    uint32_t syndrome = 0;
+};
+
+struct handle {
+    kind type;
+    void *obj;
+};
+
+/* The whole emulator */
+struct emu_state {
+    std::mutex                                   lock;
+    std::vector<std::unique_ptr<device>>         devices;
+    std::map<uct_ib_emu_gid_t, uct_ib_emu_mac_t> neigh;
+    std::unordered_map<const void*, handle>      handles;
+    std::map<context*, std::unique_ptr<context>> contexts;
+    std::set<struct ibv_device**>                device_lists;
+    std::minstd_rand                             rng;
+
+    /* Counters */
+    uint64_t                                     ah_created        = 0;
+    uint64_t                                     ah_destroyed      = 0;
+    uint64_t                                     ah_reclaimed      = 0;
+    uint64_t                                     objects_reclaimed = 0;
+    std::map<uint16_t, uint64_t>                 cmds;
+    std::map<uint16_t, uint64_t>                 cmds_failed;
+
+    /* Fault injection */
+    fault                                        op_faults[UCT_IB_GLUE_OP_LAST];
+    std::map<uint16_t, cmd_fault>                cmd_faults;
+
+    emu_state();
+    ~emu_state();
+};
+
+/* The emulator, created with the default topology on first use */
+emu_state &state();
+
+using guard = std::lock_guard<std::mutex>;
+
+
+/* Handle registry */
+void register_handle(emu_state &s, const void *ptr, kind k, void *obj);
+void unregister_handle(emu_state &s, const void *ptr);
+void *find_handle(const emu_state &s, const void *ptr, kind k);
+
+template <typename T>
+T *find(const emu_state &s, const void *ptr)
+{
+    return static_cast<T*>(find_handle(s, ptr, T::KIND));
+}
+
+/* Take ownership of a new object of a context */
+template <typename T>
+T *add_object(context *ctx, std::unique_ptr<T> obj)
+{
+    T *raw = obj.get();
+
+    ctx->objects.emplace(raw, std::move(obj));
+    return raw;
+}
+
+/* Destroy an object of a context */
+void remove_object(context *ctx, object *obj);
+
+
+/* Return conventions */
+template <typename T>
+T *fail_ptr(int err)
+{
+    errno = err;
+    return nullptr;
+}
+
+
+/* GIDs and addresses */
+uct_ib_emu_gid_t gid_key(const union ibv_gid &gid);
+bool gid_is_zero(const uint8_t *raw);
+std::string gid_str(const uint8_t *raw);
+bool neigh_resolve(const emu_state &s, const union ibv_gid &gid,
+                   uct_ib_emu_mac_t *mac);
+
+/* RoCEv2 UDP source port for a flow label, as rdma-core derives it */
+uint16_t roce_udp_sport(emu_state &s, uint32_t flow_label);
+
+/* Integer log2 of the smallest power of two >= value */
+unsigned ilog2_ceil(uint64_t value);
+
+/* PRM state of a verbs QP state and back */
+uint8_t prm_qp_state(enum ibv_qp_state state);
+enum ibv_qp_state verbs_qp_state(uint8_t prm_state);
+
+/* Access flags of an MR or umem as the kernel checks them: 0 or an errno */
+int check_access_flags(int access);
+
+/* The context behind a handle, or NULL */
+context *find_context(emu_state &s, struct ibv_context *ibctx);
+
+/* UAR pages */
+uar_page *uar_page_alloc(context *ctx, bool nc);
+void uar_page_put(uar_page *page);
+
+/* QP bookkeeping shared by the verbs and DevX paths */
+void qp_release_resources(qp *q);
+
+/*
+ * Destroy an object: unregister its handle, drop it from its device's
+ * tables and the references it holds, and free it. Used by the destroy verbs
+ * once their checks passed, and by close_device to reclaim what the caller
+ * left behind.
+ */
+void verbs_qp_destroy_locked(emu_state &s, qp *q);
+void devx_obj_destroy_locked(emu_state &s, devx_obj *obj);
+void ah_destroy_locked(emu_state &s, ah *a);
+void mr_destroy_locked(emu_state &s, mr *m);
+void srq_destroy_locked(emu_state &s, srq *q);
+void cq_destroy_locked(emu_state &s, cq *c);
+void uar_destroy_locked(emu_state &s, uar *u);
+void umem_destroy_locked(emu_state &s, umem *u);
+void pd_destroy_locked(emu_state &s, pd *p);
+
+/* Close a context: reclaim its objects and free it */
+void context_destroy_locked(emu_state &s, context *ctx);
+
+/* Fault injection of the glue slots (instruments.cc): the convention of a
+ * slot, and whether the current call must fail (with *err) */
+uct_ib_glue_conv_t glue_op_conv(uct_ib_glue_op_t op);
+bool take_op_fault(uct_ib_glue_op_t op, int *err);
+
+/* Debug log of the emulator */
+#define uct_ib_emu_debug(_fmt, ...) ucs_debug("emu: " _fmt, ## __VA_ARGS__)
+
+} // namespace uct_ib_emu
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * Firmware command statuses and the emulated device's syndromes.
+ *
+ * A failed command returns EREMOTEIO with `status` and `syndrome` in its
+ * output mailbox. The status values are mlx5's; each check the emulated
+ * firmware applies has its own syndrome so a test can tell which one fired.
+ * Syndromes are grouped by command: 0x0f00xx the command interface, then the
+ * command's opcode in the upper bits (0x5030xx INIT2RTR_QP, ...).
+ *
+ * This table is the one place where the emulator's checks are documented.
+ */
+#ifndef UCT_IB_MLX5_EMU_SYNDROME_H_
+#define UCT_IB_MLX5_EMU_SYNDROME_H_
+
+#include <cerrno>
+#include <cstdint>
+
+
+/* Command statuses (the top byte of the first output dword) */
+enum uct_ib_emu_fw_status_t : uint8_t {
+    UCT_IB_EMU_FW_OK             = 0x00,
+    UCT_IB_EMU_FW_INTERNAL_ERR   = 0x01,
+    UCT_IB_EMU_FW_BAD_OP         = 0x02,
+    UCT_IB_EMU_FW_BAD_PARAM      = 0x03,
+    UCT_IB_EMU_FW_BAD_SYS_STATE  = 0x04,
+    UCT_IB_EMU_FW_BAD_RESOURCE   = 0x05,
+    UCT_IB_EMU_FW_RESOURCE_BUSY  = 0x06,
+    UCT_IB_EMU_FW_EXCEED_LIM     = 0x08,
+    UCT_IB_EMU_FW_BAD_RES_STATE  = 0x09,
+    UCT_IB_EMU_FW_BAD_INDEX      = 0x0a,
+    UCT_IB_EMU_FW_NO_RESOURCES   = 0x0f,
+    UCT_IB_EMU_FW_BAD_QP_STATE   = 0x10,
+    UCT_IB_EMU_FW_BAD_PKT        = 0x30,
+    UCT_IB_EMU_FW_BAD_SIZE       = 0x40,
+    UCT_IB_EMU_FW_BAD_INPUT_LEN  = 0x50,
+    UCT_IB_EMU_FW_BAD_OUTPUT_LEN = 0x51
+};
+
+
+/*
+ * _(name, status, syndrome, what the device rejected)
+ */
+#define UCT_IB_EMU_FOREACH_SYNDROME(_) \
+    /* command interface */ \
+    _(CMD_BAD_OPCODE,           BAD_OP,         0x0f0001, \
+      "opcode not supported by the device") \
+    _(CMD_BAD_OP_MOD,           BAD_PARAM,      0x0f0002, \
+      "op_mod not valid for the command") \
+    _(CMD_INPUT_LEN,            BAD_INPUT_LEN,  0x0f0003, \
+      "input mailbox shorter than the command") \
+    _(CMD_OUTPUT_LEN,           BAD_OUTPUT_LEN, 0x0f0004, \
+      "output mailbox shorter than the command output") \
+    /* QUERY_HCA_CAP */ \
+    _(HCA_CAP_OTHER_FUNCTION,   BAD_PARAM,      0x100001, \
+      "other_function set: querying another function is not permitted") \
+    _(HCA_CAP_BAD_TYPE,         BAD_PARAM,      0x100002, \
+      "capability type not supported") \
+    _(HCA_CAP_NO_ROCE,          BAD_PARAM,      0x100003, \
+      "RoCE capabilities queried on a device without Ethernet ports") \
+    /* CREATE_QP */ \
+    _(CREATE_QP_BAD_ST,         BAD_PARAM,      0x500001, \
+      "qpc.st is not RC") \
+    _(CREATE_QP_BAD_PD,         BAD_RESOURCE,   0x500002, \
+      "qpc.pd is not a protection domain of this context") \
+    _(CREATE_QP_BAD_CQN_SND,    BAD_RESOURCE,   0x500003, \
+      "qpc.cqn_snd is not a completion queue of this context") \
+    _(CREATE_QP_BAD_CQN_RCV,    BAD_RESOURCE,   0x500004, \
+      "qpc.cqn_rcv is not a completion queue of this context") \
+    _(CREATE_QP_LOG_RQ_STRIDE,  BAD_PARAM,      0x500007, \
+      "receive WQE stride above cmd_hca_cap.max_wqe_sz_rq") \
+    _(CREATE_QP_BAD_RQ_TYPE,    BAD_PARAM,      0x500008, \
+      "qpc.rq_type is not regular, SRQ or zero-size") \
+    _(CREATE_QP_BAD_SRQN,       BAD_RESOURCE,   0x500009, \
+      "qpc.srqn_rmpn_xrqn is not a shared receive queue of this context") \
+    _(CREATE_QP_BAD_UAR_PAGE,   BAD_RESOURCE,   0x50000a, \
+      "qpc.uar_page is not a UAR page of this context") \
+    _(CREATE_QP_NO_WQ_UMEM,     BAD_PARAM,      0x50000b, \
+      "wq_umem_valid is clear: a user process must back the WQ by a umem") \
+    _(CREATE_QP_BAD_WQ_UMEM,    BAD_RESOURCE,   0x50000c, \
+      "wq_umem_id is not a umem of this context") \
+    _(CREATE_QP_WQ_UMEM_SIZE,   BAD_PARAM,      0x50000d, \
+      "receive and send queues do not fit in the WQ umem") \
+    _(CREATE_QP_NO_DBR_UMEM,    BAD_PARAM,      0x50000e, \
+      "qpc.dbr_umem_valid is clear: the doorbell record must be a umem") \
+    _(CREATE_QP_BAD_DBR_UMEM,   BAD_RESOURCE,   0x50000f, \
+      "qpc.dbr_umem_id is not a umem of this context") \
+    _(CREATE_QP_DBR_ADDR,       BAD_PARAM,      0x500010, \
+      "qpc.dbr_addr misaligned or the doorbell record exceeds its umem") \
+    _(CREATE_QP_LIMIT,          EXCEED_LIM,     0x500011, \
+      "no more QPs: cmd_hca_cap.log_max_qp reached") \
+    /* QP state transitions: the QP is not in the state the command needs */ \
+    _(RST2INIT_BAD_STATE,       BAD_RES_STATE,  0x502001, \
+      "RST2INIT_QP on a QP that is not in RST") \
+    _(INIT2RTR_BAD_STATE,       BAD_RES_STATE,  0x503001, \
+      "INIT2RTR_QP on a QP that is not in INIT") \
+    _(RTR2RTS_BAD_STATE,        BAD_RES_STATE,  0x504001, \
+      "RTR2RTS_QP on a QP that is not in RTR") \
+    _(RTS2RTS_BAD_STATE,        BAD_RES_STATE,  0x505001, \
+      "RTS2RTS_QP on a QP that is not in RTS") \
+    _(SQERR2RTS_BAD_STATE,      BAD_RES_STATE,  0x506001, \
+      "SQERR2RTS_QP on a QP that is not in SQER") \
+    _(SQD2RTS_BAD_STATE,        BAD_RES_STATE,  0x50c001, \
+      "SQD_RTS_QP on a QP that is not in SQD") \
+    _(INIT2INIT_BAD_STATE,      BAD_RES_STATE,  0x50e001, \
+      "INIT2INIT_QP on a QP that is not in INIT") \
+    /* QP state transitions: fields */ \
+    _(MODIFY_QP_OPT_PARAM,      BAD_PARAM,      0x50f001, \
+      "opt_param_mask has a bit this transition does not accept") \
+    _(RST2INIT_BAD_PORT,        BAD_PARAM,      0x502002, \
+      "primary_address_path.vhca_port_num outside 1..num_ports") \
+    _(RST2INIT_BAD_PKEY_INDEX,  BAD_PARAM,      0x502003, \
+      "primary_address_path.pkey_index outside the port's P_Key table") \
+    _(INIT2RTR_BAD_MTU,         BAD_PARAM,      0x503002, \
+      "qpc.mtu is not 256..4096") \
+    _(INIT2RTR_MTU_ABOVE_PORT,  BAD_PARAM,      0x503003, \
+      "qpc.mtu above the port's active MTU") \
+    _(INIT2RTR_LOG_MSG_MAX,     BAD_PARAM,      0x503004, \
+      "qpc.log_msg_max above cmd_hca_cap.log_max_msg") \
+    _(INIT2RTR_LOG_RRA_MAX,     BAD_PARAM,      0x503005, \
+      "qpc.log_rra_max above cmd_hca_cap.log_max_ra_res_qp") \
+    _(INIT2RTR_BAD_PORT,        BAD_PARAM,      0x503006, \
+      "primary_address_path.vhca_port_num outside 1..num_ports") \
+    _(INIT2RTR_PORT_MISMATCH,   BAD_PARAM,      0x503007, \
+      "primary_address_path.vhca_port_num differs from the QP's port") \
+    _(INIT2RTR_FL_UNSUPPORTED,  BAD_PARAM,      0x503008, \
+      "fl (force loopback) set but the device does not allow it for RC " \
+      "QPs in the port's RoCE state") \
+    _(INIT2RTR_ROCE_DISABLED,   BAD_PARAM,      0x503009, \
+      "RoCE path on an Ethernet port whose RoCE is disabled") \
+    _(INIT2RTR_NO_RMAC,         BAD_PARAM,      0x50300a, \
+      "Ethernet path without a remote MAC") \
+    _(INIT2RTR_MCAST_RMAC,      BAD_PARAM,      0x50300b, \
+      "Ethernet path with a multicast remote MAC on an RC QP") \
+    _(INIT2RTR_NO_RGID,         BAD_PARAM,      0x50300c, \
+      "global path without a remote GID") \
+    _(INIT2RTR_BAD_SGID_INDEX,  BAD_PARAM,      0x50300d, \
+      "src_addr_index is not a populated GID entry of the port") \
+    _(INIT2RTR_BAD_RLID,        BAD_PARAM,      0x50300e, \
+      "InfiniBand path with rlid 0 or a multicast LID") \
+    _(RTR2RTS_LOG_SRA_MAX,      BAD_PARAM,      0x504002, \
+      "qpc.log_sra_max above cmd_hca_cap.log_max_ra_req_qp") \
+    /* DESTROY_UMEM (issued by the kernel for umem_dereg) */ \
+    _(DESTROY_UMEM_IN_USE,      RESOURCE_BUSY,  0xa0a001, \
+      "umem still referenced by a QP")
+
+
+#define UCT_IB_EMU_SYNDROME_ENUM(_name, _status, _value, _what) \
+    UCT_IB_EMU_SYND_##_name = _value,
+
+enum uct_ib_emu_syndrome_t : uint32_t {
+    UCT_IB_EMU_FOREACH_SYNDROME(UCT_IB_EMU_SYNDROME_ENUM)
+};
+
+#undef UCT_IB_EMU_SYNDROME_ENUM
+
+
+/* The status that goes with one of the emulator's syndromes */
+constexpr uct_ib_emu_fw_status_t
+uct_ib_emu_syndrome_status(uct_ib_emu_syndrome_t syndrome)
+{
+#define UCT_IB_EMU_SYNDROME_STATUS(_name, _status, _value, _what) \
+    (syndrome == UCT_IB_EMU_SYND_##_name) ? UCT_IB_EMU_FW_##_status :
+
+    return UCT_IB_EMU_FOREACH_SYNDROME(UCT_IB_EMU_SYNDROME_STATUS)
+           UCT_IB_EMU_FW_INTERNAL_ERR;
+
+#undef UCT_IB_EMU_SYNDROME_STATUS
+}
+
+/* What an emulator syndrome means, or NULL for an unknown value */
+const char *uct_ib_emu_syndrome_str(uint32_t syndrome);
+
+/*
+ * The errno a command status becomes when the kernel maps it instead of
+ * returning EREMOTEIO with the mailbox (destroy commands, older kernels).
+ */
+constexpr int uct_ib_emu_fw_status_errno(uint8_t status)
+{
+    switch (status) {
+    case UCT_IB_EMU_FW_OK:
+        return 0;
+    case UCT_IB_EMU_FW_BAD_OP:
+    case UCT_IB_EMU_FW_BAD_PARAM:
+    case UCT_IB_EMU_FW_BAD_RESOURCE:
+    case UCT_IB_EMU_FW_BAD_RES_STATE:
+    case UCT_IB_EMU_FW_BAD_INDEX:
+    case UCT_IB_EMU_FW_BAD_QP_STATE:
+    case UCT_IB_EMU_FW_BAD_PKT:
+    case UCT_IB_EMU_FW_BAD_SIZE:
+        return EINVAL;
+    case UCT_IB_EMU_FW_RESOURCE_BUSY:
+        return EBUSY;
+    case UCT_IB_EMU_FW_EXCEED_LIM:
+        return ENOMEM;
+    case UCT_IB_EMU_FW_NO_RESOURCES:
+        return EAGAIN;
+    default: /* INTERNAL_ERR, BAD_SYS_STATE, BAD_INPUT_LEN, BAD_OUTPUT_LEN */
+        return EIO;
+    }
+}
+
+#endif
