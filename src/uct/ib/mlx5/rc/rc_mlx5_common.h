@@ -94,4 +94,25 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
                                           uint8_t path_index,
                                           unsigned max_rd_atomic);
 
+/*
+ * The two halves of the connect, for callers that resolve the destination
+ * another way. The library itself always resolves through a transient AH;
+ * the connect benchmark uses these to measure a cached AH next to it.
+ */
+
+/** The RoCE address path an mlx5 address vector describes. */
+void uct_rc_mlx5_roce_path_from_av(const uct_rc_mlx5_iface_common_t *iface,
+                                   const struct mlx5_wqe_av *av, uint8_t sl,
+                                   uct_ib_mlx5_address_path_t *path);
+
+/** INIT2RTR and RTR2RTS of @a count QPs over an already resolved @a path. */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_path(const uct_rc_mlx5_iface_common_t *iface,
+                                           const uct_rc_mlx5_qp_peer_t *peers,
+                                           unsigned count,
+                                           const uct_ib_mlx5_address_path_t *path,
+                                           enum ibv_mtu path_mtu,
+                                           uint8_t path_index,
+                                           unsigned max_rd_atomic);
+
 #endif

@@ -62,16 +62,7 @@ ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
         return status; /* the AH goes with 'ah' */
     }
 
-    memcpy(path->rmac, av->rmac, sizeof(path->rmac));
-    memcpy(path->rgid, av->rgid, sizeof(path->rgid));
-    path->hop_limit      = av->hop_limit;
-    path->src_addr_index = (be32toh(av->grh_gid_fl) >> 20) & 0xff;
-    path->roce_v2        = (iface->gid_info.roce_info.ver == UCT_IB_DEVICE_ROCE_V2);
-    if (path->roce_v2) {
-        path->udp_sport = be16toh(av->rlid);
-        path->dscp      = av->tclass >> 2;
-    }
-
+    uct_rc_mlx5_roce_path_from_av(iface, av, ah_attr->sl, path);
     ah.destroy(); /* now, before any firmware command */
     return UCS_OK;
 }
@@ -195,8 +186,42 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
         ib_path(ah_attr, &path);
     }
 
+    return uct_rc_mlx5_iface_common_devx_connect_path(iface, peers, count,
+                                                      &path, path_mtu,
+                                                      path_index,
+                                                      max_rd_atomic);
+}
+
+void uct_rc_mlx5_roce_path_from_av(const uct_rc_mlx5_iface_common_t *iface,
+                                   const struct mlx5_wqe_av *av, uint8_t sl,
+                                   uct_ib_mlx5_address_path_t *path)
+{
+    path->eth            = true;
+    path->eth_prio       = sl & 0x7;
+    memcpy(path->rmac, av->rmac, sizeof(path->rmac));
+    memcpy(path->rgid, av->rgid, sizeof(path->rgid));
+    path->hop_limit      = av->hop_limit;
+    path->src_addr_index = (be32toh(av->grh_gid_fl) >> 20) & 0xff;
+    path->roce_v2        = (iface->gid_info.roce_info.ver == UCT_IB_DEVICE_ROCE_V2);
+    if (path->roce_v2) {
+        path->udp_sport = be16toh(av->rlid);
+        path->dscp      = av->tclass >> 2;
+    }
+}
+
+ucs_status_t
+uct_rc_mlx5_iface_common_devx_connect_path(const uct_rc_mlx5_iface_common_t *iface,
+                                           const uct_rc_mlx5_qp_peer_t *peers,
+                                           unsigned count,
+                                           const uct_ib_mlx5_address_path_t *path,
+                                           enum ibv_mtu path_mtu,
+                                           uint8_t path_index,
+                                           unsigned max_rd_atomic)
+{
+    ucs_status_t status;
+
     for (unsigned i = 0; i < count; ++i) {
-        status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, &path,
+        status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, path,
                              path_mtu, path_index, max_rd_atomic);
         if (status != UCS_OK) {
             return status;
