@@ -38,6 +38,30 @@ ucs_status_t select_glue_once()
     return status;
 }
 
+/* One info line while there are no devices, not one per query */
+void report_no_devices(const uct_ib_device_list &list)
+{
+    static std::mutex              lock;
+    static const uct_ib_glue_ops_t *reported = nullptr;
+    std::lock_guard<std::mutex>    guard(lock);
+
+    if (list.size() != 0) {
+        reported = nullptr;
+        return;
+    } else if (reported == uct_ib_glue) {
+        return;
+    }
+
+    reported = uct_ib_glue;
+    if (list.error() != 0) {
+        errno = list.error();
+        ucs_info("no InfiniBand/RoCE devices: get_device_list(%s) failed: %m",
+                 uct_ib_glue->name);
+    } else {
+        ucs_info("no InfiniBand/RoCE devices found (%s)", uct_ib_glue->name);
+    }
+}
+
 ucs_status_t query_md_resources(uct_component_t *, uct_md_resource_desc_t **resources_p,
                                 unsigned *num_resources_p)
 {
@@ -50,13 +74,7 @@ ucs_status_t query_md_resources(uct_component_t *, uct_md_resource_desc_t **reso
     }
 
     uct_ib_device_list list;
-    if (list.error() != 0) {
-        errno = list.error();
-        ucs_info("no InfiniBand/RoCE devices: get_device_list(%s) failed: %m",
-                 uct_ib_glue->name);
-    } else if (list.size() == 0) {
-        ucs_info("no InfiniBand/RoCE devices found (%s)", uct_ib_glue->name);
-    }
+    report_no_devices(list);
 
     resources = static_cast<uct_md_resource_desc_t*>(
             calloc(std::max(list.size(), 1), sizeof(*resources)));
