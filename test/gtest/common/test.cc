@@ -75,6 +75,17 @@ size_t scoped_log_capture::count(ucs_log_level_t level,
     return n;
 }
 
+size_t scoped_log_capture::count(const std::string &text) const
+{
+    std::lock_guard<std::mutex> guard(m_lock);
+    size_t                      n = 0;
+
+    for (const log_line &l : m_lines) {
+        n += (l.message.find(text) != std::string::npos);
+    }
+    return n;
+}
+
 std::string scoped_log_capture::dump() const
 {
     std::ostringstream          os;

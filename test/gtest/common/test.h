@@ -46,6 +46,9 @@ public:
     /** Lines of exactly @a level whose text contains @a text. */
     size_t count(ucs_log_level_t level, const std::string &text = "") const;
 
+    /** Lines of any captured level whose text contains @a text. */
+    size_t count(const std::string &text) const;
+
     /** All captured lines, one per row, for failure messages. */
     std::string dump() const;
 

@@ -12,7 +12,7 @@
 #include <uct/ib/mlx5/emu/emu.h>
 #include <ucs/debug/log_def.h>
 
-#include <gtest/gtest.h>
+#include <common/test.h>
 
 #include <endian.h>
 
@@ -271,58 +271,8 @@ private:
 };
 
 
-/* Collects log lines at error/warning level while it lives */
-class log_capture {
-public:
-    log_capture()
-    {
-        ucs_log_push_handler(handler, this);
-    }
-
-    ~log_capture()
-    {
-        ucs_log_pop_handler();
-    }
-
-    size_t count(const std::string &text) const
-    {
-        std::lock_guard<std::mutex> guard(m_lock);
-        return std::count_if(m_lines.begin(), m_lines.end(),
-                             [&](const std::string &line) {
-                                 return line.find(text) != std::string::npos;
-                             });
-    }
-
-    std::string dump() const
-    {
-        std::lock_guard<std::mutex> guard(m_lock);
-        std::string all;
-
-        for (const auto &line : m_lines) {
-            all += line + "\n";
-        }
-        return all;
-    }
-
-private:
-    static ucs_log_func_rc_t handler(const char*, unsigned, const char*,
-                                     ucs_log_level_t level,
-                                     const char *message, void *arg)
-    {
-        auto self = static_cast<log_capture*>(arg);
-
-        if (level > UCS_LOG_LEVEL_WARN) {
-            return UCS_LOG_FUNC_RC_CONTINUE;
-        }
-
-        std::lock_guard<std::mutex> guard(self->m_lock);
-        self->m_lines.push_back(message);
-        return UCS_LOG_FUNC_RC_STOP;
-    }
-
-    mutable std::mutex       m_lock;
-    std::vector<std::string> m_lines;
-};
+/* Captures warnings and errors while it lives */
+using log_capture = ucs::scoped_log_capture;
 
 
 /* A GID from its 16 bytes */
@@ -392,19 +342,19 @@ struct devx_qp {
  * Installs the emulated glue table on the default topology; everything the
  * test opened is closed at the end, and nothing may be left to reclaim.
  */
-class emu_fixture : public ::testing::Test {
+class emu_fixture : public ucs::test_base {
 protected:
     static constexpr uint8_t LOG_SQ_SIZE   = 6;
     static constexpr uint8_t LOG_RQ_SIZE   = 6;
     static constexpr uint8_t LOG_RQ_STRIDE = 2; /* 64-byte receive WQEs */
 
-    void SetUp() override
+    void init() override
     {
         ASSERT_EQ(UCS_OK, uct_ib_emu_reset());
         ASSERT_EQ(UCS_OK, uct_ib_glue_install(&uct_ib_emu_glue_ops));
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         while (!m_contexts.empty()) {
             close(m_contexts.back());

@@ -63,9 +63,9 @@ uint16_t expected_sport(uint32_t fl)
 
 class test_emu_ah : public emu_fixture {
 protected:
-    void SetUp() override
+    void init() override
     {
-        emu_fixture::SetUp();
+        emu_fixture::init();
         m_eth = open("mlx5_0");
         m_ib  = open("mlx5_2");
         ASSERT_NE(nullptr, m_ib);
@@ -75,14 +75,14 @@ protected:
         ASSERT_NE(nullptr, m_ib_pd);
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         for (struct ibv_ah *ah : m_ahs) {
             EXPECT_EQ(0, uct_ib_glue->destroy_ah(ah));
         }
         EXPECT_EQ(0, uct_ib_glue->dealloc_pd(m_eth_pd));
         EXPECT_EQ(0, uct_ib_glue->dealloc_pd(m_ib_pd));
-        emu_fixture::TearDown();
+        emu_fixture::cleanup();
     }
 
     static struct ibv_ah_attr roce_attr(const union ibv_gid &dgid,

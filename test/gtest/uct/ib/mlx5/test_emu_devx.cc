@@ -13,15 +13,15 @@ using namespace emu_test;
 
 class test_emu_devx : public emu_fixture {
 protected:
-    void SetUp() override
+    void init() override
     {
-        emu_fixture::SetUp();
+        emu_fixture::init();
         m_ctx = open("mlx5_0");
         ASSERT_NE(nullptr, m_ctx);
         env_init(m_env, m_ctx);
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         for (const devx_qp &qp : m_qps) {
             EXPECT_EQ(0, uct_ib_glue->devx_obj_destroy(qp.obj));
@@ -29,7 +29,7 @@ protected:
         if (m_env.ctx != nullptr) {
             env_cleanup(m_env);
         }
-        emu_fixture::TearDown();
+        emu_fixture::cleanup();
     }
 
     devx_qp new_qp()
@@ -920,9 +920,9 @@ TEST_F(test_emu_devx, roce_disabled_device)
 /* DevX QPs on an InfiniBand port */
 class test_emu_devx_ib : public test_emu_devx {
 protected:
-    void SetUp() override
+    void init() override
     {
-        emu_fixture::SetUp();
+        emu_fixture::init();
         m_ctx = open("mlx5_2");
         ASSERT_NE(nullptr, m_ctx);
         env_init(m_env, m_ctx);

@@ -10,9 +10,9 @@ using namespace emu_test;
 
 class test_emu_faults : public emu_fixture {
 protected:
-    void SetUp() override
+    void init() override
     {
-        emu_fixture::SetUp();
+        emu_fixture::init();
         m_ctx = open("mlx5_0");
         ASSERT_NE(nullptr, m_ctx);
     }
@@ -217,16 +217,16 @@ TEST_F(test_emu_faults, op_fault_skips_the_firmware)
 /* Firmware command faults */
 class test_emu_cmd_faults : public test_emu_faults {
 protected:
-    void SetUp() override
+    void init() override
     {
-        test_emu_faults::SetUp();
+        test_emu_faults::init();
         env_init(m_env, m_ctx);
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         env_cleanup(m_env);
-        test_emu_faults::TearDown();
+        test_emu_faults::cleanup();
     }
 
     devx_env m_env;

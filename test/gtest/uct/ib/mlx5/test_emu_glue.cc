@@ -14,16 +14,16 @@
 using namespace emu_test;
 
 
-class test_emu_glue : public ::testing::Test {
+class test_emu_glue : public ucs::test_base {
 protected:
-    void SetUp() override
+    void init() override
     {
         ASSERT_EQ(UCS_OK, uct_ib_emu_reset());
         ASSERT_EQ(UCS_OK, uct_ib_glue_install(&uct_ib_glue_rdma_core_ops));
         save_env();
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         restore_env();
         EXPECT_EQ(0u, uct_ib_glue_open_device_count());

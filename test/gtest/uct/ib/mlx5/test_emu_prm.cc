@@ -13,7 +13,7 @@ using namespace emu_test;
 namespace p = uct_mlx5_prm;
 
 
-class test_emu_prm : public ::testing::Test {
+class test_emu_prm : public ucs::test_base {
 protected:
     template <typename F>
     static void expect_field(const char *name, field fact)

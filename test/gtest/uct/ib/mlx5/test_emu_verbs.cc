@@ -9,19 +9,19 @@ using namespace emu_test;
 
 class test_emu_verbs : public emu_fixture {
 protected:
-    void SetUp() override
+    void init() override
     {
-        emu_fixture::SetUp();
+        emu_fixture::init();
         m_ctx = open("mlx5_0");
         ASSERT_NE(nullptr, m_ctx);
         m_pd = uct_ib_glue->alloc_pd(m_ctx);
         ASSERT_NE(nullptr, m_pd);
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         EXPECT_EQ(0, uct_ib_glue->dealloc_pd(m_pd));
-        emu_fixture::TearDown();
+        emu_fixture::cleanup();
     }
 
     struct ibv_context *m_ctx = nullptr;
@@ -225,20 +225,20 @@ TEST_F(test_emu_verbs, init_obj_errors)
 /* Verbs RC QPs */
 class test_emu_verbs_qp : public test_emu_verbs {
 protected:
-    void SetUp() override
+    void init() override
     {
-        test_emu_verbs::SetUp();
+        test_emu_verbs::init();
         m_cq = uct_ib_glue->create_cq(m_ctx, 64, nullptr, nullptr, 0);
         ASSERT_NE(nullptr, m_cq);
     }
 
-    void TearDown() override
+    void cleanup() override
     {
         for (struct ibv_qp *qp : m_qps) {
             EXPECT_EQ(0, uct_ib_glue->destroy_qp(qp));
         }
         EXPECT_EQ(0, uct_ib_glue->destroy_cq(m_cq));
-        test_emu_verbs::TearDown();
+        test_emu_verbs::cleanup();
     }
 
     struct ibv_qp *create_qp()
