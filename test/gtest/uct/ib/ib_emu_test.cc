@@ -107,8 +107,15 @@ void link_test::init()
 {
     emu_test::init();
     if (GetParam() == link_layer::roce_v1) {
-        set_topology(topology(UCT_IB_EMU_GID_ROCE_V1)); /* RoCEv1-only ports */
+        set_topology(link_topology()); /* RoCEv1-only ports */
     }
+}
+
+uct_ib_emu_topology_t link_test::link_topology() const
+{
+    return topology((GetParam() == link_layer::roce_v1) ?
+                    UCT_IB_EMU_GID_ROCE_V1 :
+                    (UCT_IB_EMU_GID_ROCE_V1 | UCT_IB_EMU_GID_ROCE_V2));
 }
 
 std::string link_test::port_name(const peer &p) const

@@ -67,6 +67,9 @@ protected:
     const peer &a() const { return roce() ? eth_a : ib_a; }
     const peer &b() const { return roce() ? eth_b : ib_b; }
 
+    /** The topology init() installs for this link layer. */
+    uct_ib_emu_topology_t link_topology() const;
+
     /** "mlx5_0:1" */
     std::string port_name(const peer &p) const;
 

@@ -84,9 +84,11 @@ TEST_F(test_ib_md, components_list_ib_with_md_and_tl_resources)
 
     EXPECT_EQ((std::set<std::string>{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}),
               md_names(ib));
-    EXPECT_EQ((std::set<std::string>{"rc_mlx5/mlx5_0:1", "rc_verbs/mlx5_0:1"}),
+    EXPECT_EQ((std::set<std::string>{"gga_mlx5/mlx5_0:1", "rc_gda/mlx5_0:1",
+                                     "rc_mlx5/mlx5_0:1", "rc_verbs/mlx5_0:1"}),
               tl_resources(ib, "mlx5_0"));
-    EXPECT_EQ((std::set<std::string>{"rc_mlx5/mlx5_3:1", "rc_verbs/mlx5_3:1"}),
+    EXPECT_EQ((std::set<std::string>{"gga_mlx5/mlx5_3:1", "rc_gda/mlx5_3:1",
+                                     "rc_mlx5/mlx5_3:1", "rc_verbs/mlx5_3:1"}),
               tl_resources(ib, "mlx5_3"));
 }
 
@@ -97,9 +99,9 @@ TEST_F(test_ib_md, net_devices_filter)
 
     ucs::scoped_setenv env("UCX_NET_DEVICES", "mlx5_1:1,mlx5_3:1");
     EXPECT_TRUE(tl_resources(ib, "mlx5_0").empty());
-    EXPECT_EQ(2u, tl_resources(ib, "mlx5_1").size());
+    EXPECT_EQ(4u, tl_resources(ib, "mlx5_1").size()); /* the 4 transports */
     EXPECT_TRUE(tl_resources(ib, "mlx5_2").empty());
-    EXPECT_EQ(2u, tl_resources(ib, "mlx5_3").size());
+    EXPECT_EQ(4u, tl_resources(ib, "mlx5_3").size());
 }
 
 TEST_F(test_ib_md, no_devices_is_one_info_line)

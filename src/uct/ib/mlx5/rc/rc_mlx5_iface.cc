@@ -71,24 +71,13 @@ void iface_close(uct_iface_h tl_iface)
 {
     auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
 
-    uct_ib_iface_cleanup(iface);
+    uct_rc_mlx5_iface_cleanup(iface);
     delete iface;
 }
 
 ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr)
 {
-    auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
-
-    uct_ib_iface_query(iface, attr);
-    attr->cap.flags      = UCT_IFACE_FLAG_CONNECT_TO_EP |
-                           UCT_IFACE_FLAG_INTER_NODE;
-    attr->ep_addr_len    = UCT_RC_MLX5_EP_ADDR_LEN;
-    attr->iface_addr_len = 0;
-    attr->latency.c      = 600e-9;
-    attr->bandwidth.shared = 0;
-    attr->bandwidth.dedicated = (128ul << iface->path_mtu) * 1e6; /* nominal */
-    attr->overhead       = 75e-9;
-    attr->priority       = 0;
+    uct_rc_mlx5_iface_query(static_cast<uct_rc_mlx5_iface*>(tl_iface), attr);
     return UCS_OK;
 }
 
@@ -107,13 +96,12 @@ const uct_iface_ops_t uct_rc_mlx5_iface_ops = {
     .iface_progress           = uct_iface_progress_nop
 };
 
-ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_mlx5_iface_config_t *config)
+ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_iface_config_t *rc)
 {
     const uct_ib_device          &dev  = *iface->md->dev;
-    uct_rc_mlx5_connect_config_t timers = {config->rc.timeout,
-                                           config->rc.retry_count,
-                                           config->rc.rnr_timeout,
-                                           config->rc.rnr_retry_count};
+    uct_rc_mlx5_connect_config_t timers = {rc->timeout, rc->retry_count,
+                                           rc->rnr_timeout,
+                                           rc->rnr_retry_count};
     uct_ib_mlx5_devx_uar         *uar;
     ucs_status_t                 status;
 
@@ -134,10 +122,6 @@ ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_mlx5_iface_config_
         return status;
     }
     iface->uar.reset(uar);
-
-    if (config->tm_enable) {
-        return uct_rc_mlx5_iface_tm_init(iface);
-    }
     return UCS_OK;
 }
 
@@ -148,7 +132,6 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
 {
     auto              *config = reinterpret_cast<const uct_rc_mlx5_iface_config_t*>(tl_config);
     uct_rc_mlx5_iface *iface;
-    uct_ib_mlx5_cq    *cq;
     ucs_status_t      status;
 
     iface = new (std::nothrow) uct_rc_mlx5_iface();
@@ -156,45 +139,25 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_ib_iface_init(iface, &uct_rc_mlx5_iface_ops, md, worker,
-                               params, &config->super);
+    status = uct_rc_mlx5_iface_init(iface, &uct_rc_mlx5_iface_ops,
+                                    devx ? "rc_mlx5" : "rc_verbs", md, worker,
+                                    params, &config->super, &config->rc, devx);
     if (status != UCS_OK) {
         delete iface;
         return status;
     }
 
-    iface->devx            = devx;
-    iface->rc              = config->rc;
-    iface->rc.tx_queue_len = roundup_pow2(std::max(config->rc.tx_queue_len, 1u));
-    iface->rc.rx_queue_len = roundup_pow2(std::max(config->rc.rx_queue_len, 1u));
-
-    for (auto *slot : {&iface->send_cq, &iface->recv_cq}) {
-        status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->rc.tx_queue_len,
-                                        &cq);
+    if (devx && config->tm_enable) {
+        status = uct_rc_mlx5_iface_tm_init(iface);
         if (status != UCS_OK) {
             iface_close(iface);
             return status;
         }
-        slot->reset(cq);
-    }
-
-    if (devx) {
-        status = devx_init(iface, config);
     } else if (config->tm_enable) {
         ucs_debug("%s: tag matching needs DevX; rc_verbs runs without it",
                   iface->dev_name.c_str());
     }
-    if (status != UCS_OK) {
-        iface_close(iface);
-        return status;
-    }
 
-    ucs_debug("%s: opened %s iface, GID index %u (%s), mtu %u",
-              iface->dev_name.c_str(), devx ? "rc_mlx5" : "rc_verbs",
-              iface->gid_info.gid_index,
-              iface->md->dev->is_port_roce(iface->port_num) ?
-              uct_ib_roce_version_str(iface->gid_info.roce_info.ver) : "IB",
-              128u << iface->path_mtu);
     *iface_p = iface;
     return UCS_OK;
 }
@@ -293,4 +256,77 @@ uct_rc_mlx5_iface_create_devx_qp(uct_rc_mlx5_iface *iface, unsigned sq_len,
 
     *qp_p = std::move(owner);
     return UCS_OK;
+}
+
+ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
+                                    const uct_iface_ops_t *ops,
+                                    const char *tl_name, uct_md_h md,
+                                    uct_worker_h worker,
+                                    const uct_iface_params_t *params,
+                                    const uct_ib_iface_config_t *ib_config,
+                                    const uct_rc_iface_config_t *rc_config,
+                                    bool devx)
+{
+    uct_ib_mlx5_cq *cq;
+    ucs_status_t   status;
+
+    status = uct_ib_iface_init(iface, ops, md, worker, params, ib_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    iface->devx            = devx;
+    iface->rc              = *rc_config;
+    iface->rc.tx_queue_len = roundup_pow2(std::max(rc_config->tx_queue_len, 1u));
+    iface->rc.rx_queue_len = roundup_pow2(std::max(rc_config->rx_queue_len, 1u));
+
+    for (auto *slot : {&iface->send_cq, &iface->recv_cq}) {
+        status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->rc.tx_queue_len,
+                                        &cq);
+        if (status != UCS_OK) {
+            uct_rc_mlx5_iface_cleanup(iface);
+            return status;
+        }
+        slot->reset(cq);
+    }
+
+    if (devx) {
+        status = devx_init(iface, rc_config);
+        if (status != UCS_OK) {
+            uct_rc_mlx5_iface_cleanup(iface);
+            return status;
+        }
+    }
+
+    ucs_debug("%s: opened %s iface, GID index %u (%s), mtu %u",
+              iface->dev_name.c_str(), tl_name, iface->gid_info.gid_index,
+              iface->md->dev->is_port_roce(iface->port_num) ?
+              uct_ib_roce_version_str(iface->gid_info.roce_info.ver) : "IB",
+              128u << iface->path_mtu);
+    return UCS_OK;
+}
+
+void uct_rc_mlx5_iface_cleanup(uct_rc_mlx5_iface *iface)
+{
+    /* QPs before the CQs and the UAR they use */
+    iface->tm_cmd_qp.reset();
+    iface->uar.reset();
+    iface->recv_cq.reset();
+    iface->send_cq.reset();
+    uct_ib_iface_cleanup(iface);
+}
+
+void uct_rc_mlx5_iface_query(const uct_rc_mlx5_iface *iface,
+                             uct_iface_attr_t *attr)
+{
+    uct_ib_iface_query(iface, attr);
+    attr->cap.flags      = UCT_IFACE_FLAG_CONNECT_TO_EP |
+                           UCT_IFACE_FLAG_INTER_NODE;
+    attr->ep_addr_len    = UCT_RC_MLX5_EP_ADDR_LEN;
+    attr->iface_addr_len = 0;
+    attr->latency.c      = 600e-9;
+    attr->bandwidth.shared = 0;
+    attr->bandwidth.dedicated = (128ul << iface->path_mtu) * 1e6; /* nominal */
+    attr->overhead       = 75e-9;
+    attr->priority       = 0;
 }

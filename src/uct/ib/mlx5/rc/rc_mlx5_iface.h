@@ -1,6 +1,7 @@
 /*
  * The rc_mlx5 transport (DevX RC QPs) and rc_verbs (verbs RC QPs, for
  * devices without DevX): one interface implementation, two transports.
+ * rc_gda (gdaki/) and gga_mlx5 (gga/) build their interfaces on it too.
  */
 #ifndef UCT_RC_MLX5_IFACE_H_
 #define UCT_RC_MLX5_IFACE_H_
@@ -53,6 +54,29 @@ struct uct_rc_mlx5_ep : uct_ep {
 };
 
 #define UCT_RC_MLX5_EP_ADDR_LEN 3 /* the QP number, 24 bits */
+
+/**
+ * Initialise the part of an interface every transport built on this one
+ * shares (rc_mlx5, rc_verbs, rc_gda, gga_mlx5): the IB interface on the port
+ * @a params names, the send and receive CQs and, with @a devx, the state of
+ * the connect helper, the PD number and the UAR. Tag matching is the
+ * caller's. @a tl_name only names the transport in the log.
+ *
+ * On failure everything is released again; the caller only frees @a iface.
+ */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface, const uct_iface_ops_t *ops,
+                       const char *tl_name, uct_md_h md, uct_worker_h worker,
+                       const uct_iface_params_t *params,
+                       const uct_ib_iface_config_t *ib_config,
+                       const uct_rc_iface_config_t *rc_config, bool devx);
+
+/** Undo uct_rc_mlx5_iface_init() (and the TM command QP, if any). */
+void uct_rc_mlx5_iface_cleanup(uct_rc_mlx5_iface *iface);
+
+/** What an rc_mlx5 interface reports; other transports adjust it. */
+void uct_rc_mlx5_iface_query(const uct_rc_mlx5_iface *iface,
+                             uct_iface_attr_t *attr);
 
 /** A DevX RC QP of @a iface in INIT, ready to be connected. */
 [[nodiscard]] ucs_status_t
