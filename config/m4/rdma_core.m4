@@ -9,6 +9,7 @@ AC_DEFUN([UCX_MLX5DV_SYMBOLS], [
     mlx5dv_devx_umem_reg, mlx5dv_devx_umem_dereg,
     mlx5dv_devx_alloc_uar, mlx5dv_devx_free_uar,
     mlx5dv_devx_query_eqn,
+    mlx5dv_create_mkey, mlx5dv_destroy_mkey, mlx5dv_qp_ex_from_ibv_qp_ex,
     MLX5DV_CONTEXT_FLAGS_DEVX, MLX5DV_OBJ_AH, MLX5DV_OBJ_PD,
     MLX5DV_QP_EX_WITH_MR_LIST
 ])

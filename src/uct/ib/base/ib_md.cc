@@ -24,10 +24,40 @@ ucs_config_field_t uct_ib_md_config_table[] = {
      "pairs are created with DevX; \"n\" uses verbs queue pairs only.",
      offsetof(uct_ib_md_config_t, devx), UCS_CONFIG_TYPE_BOOL},
 
+    {"MLX5_UMR", "n",
+     "Export memory registrations of mlx5 DevX devices through indirect\n"
+     "mkeys: a UMR queue pair connected to itself binds each registration to\n"
+     "an mkey of a pool on registration and invalidates it on release, and\n"
+     "the packed remote key is the mkey's (it addresses the region from\n"
+     "offset 0). The first registration probes the UMR path once; if it does\n"
+     "not work, one warning names the device, port, GID index and reason, and\n"
+     "the memory domain keeps exporting the MRs' own keys.",
+     offsetof(uct_ib_md_config_t, mlx5_umr), UCS_CONFIG_TYPE_BOOL},
+
+    {"MLX5_UMR_TIMEOUT", "2s",
+     "How long a UMR operation may take to complete: each bind and each\n"
+     "invalidate, and the first-use probe as a whole. An operation that does\n"
+     "not complete in time disables export for the memory domain.",
+     offsetof(uct_ib_md_config_t, mlx5_umr_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"GID_INDEX", "auto",
+     "The interfaces' GID index knob (see the interface configuration), read\n"
+     "by the memory domain for its UMR queue pair, which connects to itself\n"
+     "through the GID the interfaces would select.",
+     offsetof(uct_ib_md_config_t, gid_index), UCS_CONFIG_TYPE_ULUNITS},
+
+    {"ROCE_SUBNETS", "",
+     "The interfaces' RoCE subnet filter for GID_INDEX=auto, read by the\n"
+     "memory domain for its UMR queue pair.",
+     offsetof(uct_ib_md_config_t, roce_subnets), UCS_CONFIG_TYPE_STRING_ARRAY},
+
     UCS_CONFIG_EMPTY_FIELD
 };
 
 namespace {
+
+/* The memory export implementation, registered at load by mlx5/dv */
+uct_ib_md_mem_export_open_func_t mem_export_open = nullptr;
 
 ucs_status_t select_glue_once()
 {
@@ -97,6 +127,10 @@ void md_close(uct_md_h tl_md)
     uct_ib_md *md = static_cast<uct_ib_md*>(tl_md);
     int       ret;
 
+    /* Its QP and mkeys live on the PD */
+    delete md->mem_export;
+    md->mem_export = nullptr;
+
     if (md->pd != nullptr) {
         ret = uct_ib_glue->dealloc_pd(md->pd);
         if (ret != 0) {
@@ -161,6 +195,16 @@ ucs_status_t mem_reg(uct_md_h tl_md, void *address, size_t length,
         return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
+    memh->rkey          = memh->mr->rkey;
+    memh->export_handle = nullptr;
+    if ((md->mem_export != nullptr) &&
+        (md->mem_export->export_mr(memh->mr, access_flags(flags), &memh->rkey,
+                                   &memh->export_handle) != UCS_OK)) {
+        /* not exported: the MR's own key, as without export */
+        memh->rkey          = memh->mr->rkey;
+        memh->export_handle = nullptr;
+    }
+
     *memh_p = memh;
     return UCS_OK;
 }
@@ -170,6 +214,13 @@ ucs_status_t mem_dereg(uct_md_h tl_md, uct_mem_h tl_memh)
     uct_ib_md    *md   = static_cast<uct_ib_md*>(tl_md);
     uct_ib_mem_t *memh = static_cast<uct_ib_mem_t*>(tl_memh);
     int          ret;
+
+    /* The exported key goes first: it must not outlive the MR */
+    if (memh->export_handle != nullptr) {
+        md->mem_export->release(memh->export_handle);
+        memh->export_handle = nullptr;
+        memh->rkey          = memh->mr->rkey;
+    }
 
     ret = uct_ib_glue->dereg_mr(memh->mr);
     if (ret != 0) {
@@ -186,7 +237,7 @@ ucs_status_t mem_dereg(uct_md_h tl_md, uct_mem_h tl_memh)
 ucs_status_t mkey_pack(uct_md_h, uct_mem_h tl_memh, void *rkey_buffer)
 {
     uint64_t packed = uct_ib_md_pack_rkey(
-            static_cast<uct_ib_mem_t*>(tl_memh)->mr->rkey);
+            static_cast<uct_ib_mem_t*>(tl_memh)->rkey);
 
     memcpy(rkey_buffer, &packed, sizeof(packed));
     return UCS_OK;
@@ -219,7 +270,8 @@ ucs_status_t md_open(uct_component_t *, const char *md_name,
     if (md == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
-    md->ops = &uct_ib_md_ops;
+    md->ops        = &uct_ib_md_ops;
+    md->mem_export = nullptr;
 
     status = ucs_config_parser_clone_opts(config, &md->config,
                                           uct_ib_md_config_table);
@@ -239,6 +291,14 @@ ucs_status_t md_open(uct_component_t *, const char *md_name,
         ucs_error("alloc_pd(%s) failed: %m", md_name);
         md_close(md);
         return UCS_ERR_IO_ERROR;
+    }
+
+    if (md->config.mlx5_umr && (mem_export_open != nullptr)) {
+        status = mem_export_open(md, &md->mem_export);
+        if ((status != UCS_OK) && (status != UCS_ERR_UNSUPPORTED)) {
+            md_close(md);
+            return status;
+        }
     }
 
     *md_p = md;
@@ -283,6 +343,11 @@ uct_component_t uct_ib_component = {
     .next               = nullptr
 };
 UCT_COMPONENT_REGISTER(&uct_ib_component)
+
+void uct_ib_md_register_mem_export(uct_ib_md_mem_export_open_func_t open)
+{
+    mem_export_open = open;
+}
 
 uint64_t uct_ib_md_pack_rkey(uint32_t rkey)
 {

@@ -22,8 +22,10 @@
  * One real function per slot. Most rdma-core entry points are exported
  * functions, but several are inline or macros in verbs.h (ibv_query_port,
  * ibv_query_gid_ex, ibv_reg_mr, ibv_get_device_list, ibv_poll_cq,
- * ibv_post_send, ibv_post_recv, ibv_post_srq_recv); wrapping every slot the
- * same way gives each of them an address and keeps the table uniform.
+ * ibv_post_send, ibv_post_recv, ibv_post_srq_recv, and the work-request
+ * builders ibv_wr_start, ibv_wr_local_inv, ibv_wr_complete and
+ * mlx5dv_wr_mr_list); wrapping every slot the same way gives each of them an
+ * address and keeps the table uniform.
  */
 
 static struct ibv_device **uct_ib_rdma_core_get_device_list(int *num_devices)
@@ -212,6 +214,52 @@ uct_ib_rdma_core_mlx5dv_create_qp(struct ibv_context *context,
     return mlx5dv_create_qp(context, qp_attr, mlx5_qp_attr);
 }
 
+static struct ibv_qp_ex *uct_ib_rdma_core_qp_to_qp_ex(struct ibv_qp *qp)
+{
+    return ibv_qp_to_qp_ex(qp);
+}
+
+static struct mlx5dv_qp_ex *
+uct_ib_rdma_core_mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
+{
+    return mlx5dv_qp_ex_from_ibv_qp_ex(qp);
+}
+
+static struct mlx5dv_mkey *
+uct_ib_rdma_core_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *mkey_init_attr)
+{
+    return mlx5dv_create_mkey(mkey_init_attr);
+}
+
+static int uct_ib_rdma_core_mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
+{
+    return mlx5dv_destroy_mkey(mkey);
+}
+
+static void uct_ib_rdma_core_wr_start(struct ibv_qp_ex *qp)
+{
+    ibv_wr_start(qp);
+}
+
+static void uct_ib_rdma_core_wr_mr_list(struct mlx5dv_qp_ex *mqp,
+                                        struct mlx5dv_mkey *mkey,
+                                        uint32_t access_flags,
+                                        uint16_t num_sges, struct ibv_sge *sge)
+{
+    mlx5dv_wr_mr_list(mqp, mkey, access_flags, num_sges, sge);
+}
+
+static void uct_ib_rdma_core_wr_local_inv(struct ibv_qp_ex *qp,
+                                          uint32_t invalidate_rkey)
+{
+    ibv_wr_local_inv(qp, invalidate_rkey);
+}
+
+static int uct_ib_rdma_core_wr_complete(struct ibv_qp_ex *qp)
+{
+    return ibv_wr_complete(qp);
+}
+
 static int uct_ib_rdma_core_devx_general_cmd(struct ibv_context *context,
                                              const void *in, size_t inlen,
                                              void *out, size_t outlen)
@@ -310,6 +358,14 @@ const uct_ib_glue_ops_t uct_ib_glue_rdma_core_ops = {
     .mlx5dv_query_device = uct_ib_rdma_core_mlx5dv_query_device,
     .mlx5dv_init_obj     = uct_ib_rdma_core_mlx5dv_init_obj,
     .mlx5dv_create_qp    = uct_ib_rdma_core_mlx5dv_create_qp,
+    .qp_to_qp_ex         = uct_ib_rdma_core_qp_to_qp_ex,
+    .mlx5dv_qp_ex_from_ibv_qp_ex = uct_ib_rdma_core_mlx5dv_qp_ex_from_ibv_qp_ex,
+    .mlx5dv_create_mkey  = uct_ib_rdma_core_mlx5dv_create_mkey,
+    .mlx5dv_destroy_mkey = uct_ib_rdma_core_mlx5dv_destroy_mkey,
+    .wr_start            = uct_ib_rdma_core_wr_start,
+    .wr_mr_list          = uct_ib_rdma_core_wr_mr_list,
+    .wr_local_inv        = uct_ib_rdma_core_wr_local_inv,
+    .wr_complete         = uct_ib_rdma_core_wr_complete,
     .devx_general_cmd    = uct_ib_rdma_core_devx_general_cmd,
     .devx_obj_create     = uct_ib_rdma_core_devx_obj_create,
     .devx_obj_query      = uct_ib_rdma_core_devx_obj_query,

@@ -32,7 +32,7 @@
 
 BEGIN_C_DECLS
 
-#define UCT_IB_GLUE_VERSION       1
+#define UCT_IB_GLUE_VERSION       2
 
 /* Environment variable selecting the table, and its accepted values */
 #define UCT_IB_GLUE_ENV           "UCX_IB_GLUE"
@@ -136,6 +136,27 @@ typedef enum {
     _(mlx5dv_create_qp,    PTR,   struct ibv_qp *, \
       (struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr, \
        struct mlx5dv_qp_init_attr *mlx5_qp_attr)) \
+    /* extended QP work requests and indirect mkeys (the UMR QP); the \
+     * wr_* slots wrap verbs.h/mlx5dv.h inlines that call through the \
+     * QP's function pointers; qp_to_qp_ex gives NULL for a QP created \
+     * without send ops (rdma-core sets no errno then) */ \
+    _(qp_to_qp_ex,         PTR,   struct ibv_qp_ex *, \
+      (struct ibv_qp *qp)) \
+    _(mlx5dv_qp_ex_from_ibv_qp_ex, PTR, struct mlx5dv_qp_ex *, \
+      (struct ibv_qp_ex *qp)) \
+    _(mlx5dv_create_mkey,  PTR,   struct mlx5dv_mkey *, \
+      (struct mlx5dv_mkey_init_attr *mkey_init_attr)) \
+    _(mlx5dv_destroy_mkey, ERRNO, int, \
+      (struct mlx5dv_mkey *mkey)) \
+    _(wr_start,            VOID,  void, \
+      (struct ibv_qp_ex *qp)) \
+    _(wr_mr_list,          VOID,  void, \
+      (struct mlx5dv_qp_ex *mqp, struct mlx5dv_mkey *mkey, \
+       uint32_t access_flags, uint16_t num_sges, struct ibv_sge *sge)) \
+    _(wr_local_inv,        VOID,  void, \
+      (struct ibv_qp_ex *qp, uint32_t invalidate_rkey)) \
+    _(wr_complete,         ERRNO, int, \
+      (struct ibv_qp_ex *qp)) \
     /* DevX */ \
     _(devx_general_cmd,    ERRNO, int, \
       (struct ibv_context *context, const void *in, size_t inlen, \

@@ -94,6 +94,7 @@ void context_destroy_locked(emu_state &s, context *ctx)
     /* Users before what they use, as the kernel cleans up a closed file */
     verbs_or_devx_qp_reclaim(s, ctx);
     ah_reclaim(s, ctx);
+    reclaim<mkey>(s, ctx, mkey_destroy_locked);
     reclaim<mr>(s, ctx, mr_destroy_locked);
     reclaim<srq>(s, ctx, srq_destroy_locked);
     reclaim<cq>(s, ctx, cq_destroy_locked);

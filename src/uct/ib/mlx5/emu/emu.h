@@ -30,9 +30,19 @@
  * QP numbers are unique across all emulated devices, so a QP can be looked up
  * by number alone.
  *
- * Not modelled yet: the data path (post_send/post_recv/post_srq_recv return
- * EOPNOTSUPP, poll_cq never finds a completion), completion channels and
- * DevX objects other than QPs. See design section 4 for packet delivery.
+ * The send path of verbs QPs created by mlx5dv_create_qp with send ops (the
+ * md's UMR QP) is modelled: indirect mkeys (mlx5dv_create_mkey), the
+ * ibv_wr_start / mlx5dv_wr_mr_list / ibv_wr_local_inv / ibv_wr_complete
+ * work requests, and their completions through ibv_poll_cq. A work request
+ * executes at wr_complete time as a packet the QP sends to itself, so it
+ * obeys the delivery rules of design section 4 (see uct_ib_emu_drop_t); a
+ * dropped one never completes (the QP keeps retrying it, and everything
+ * posted behind it waits) until the QP is moved to ERR, which flushes them.
+ * Force loopback is not modelled for verbs QPs: verbs cannot request it.
+ *
+ * Not modelled yet: the rest of the data path (post_send/post_recv/
+ * post_srq_recv return EOPNOTSUPP, poll_cq finds only the completions of the
+ * send path above), completion channels and DevX objects other than QPs.
  */
 #ifndef UCT_IB_MLX5_EMU_H_
 #define UCT_IB_MLX5_EMU_H_
@@ -172,6 +182,26 @@ ucs_status_t uct_ib_emu_port_set_drop(const std::string &device, uint8_t port,
  * Counters
  */
 
+/* Why a packet was dropped (design section 4, delivery) */
+enum uct_ib_emu_drop_t {
+    UCT_IB_EMU_DROP_NONE,         /* delivered */
+    UCT_IB_EMU_DROP_NO_ROUTE,     /* no active port on the fabric has the
+                                     destination GID (with the packet's RoCE
+                                     version) or LID */
+    UCT_IB_EMU_DROP_MAC,          /* the destination MAC is not the port's
+                                     current MAC */
+    UCT_IB_EMU_DROP_ROCE_V1,      /* the port drops RoCEv1 */
+    UCT_IB_EMU_DROP_ROCE_V2,      /* the port drops RoCEv2 */
+    UCT_IB_EMU_DROP_NO_QP,        /* the remote QPN does not exist there */
+    UCT_IB_EMU_DROP_QP_STATE,     /* the remote QP is not RTR or RTS */
+    UCT_IB_EMU_DROP_NOT_LOOPBACK, /* a memory registration work request on a
+                                     QP that is not connected to itself */
+    UCT_IB_EMU_DROP_LAST
+};
+
+/* A short description: "destination MAC mismatch", ... */
+const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason);
+
 struct uct_ib_emu_counters_t {
     /* Address handles: created and destroyed by create_ah/destroy_ah,
      * reclaimed when their context was closed with them still alive */
@@ -191,16 +221,24 @@ struct uct_ib_emu_counters_t {
     /* QPs that exist now (verbs and DevX), by PRM state (qpc.state) */
     std::map<uint8_t, unsigned> qps_by_state;
 
+    /* Packets dropped, by reason */
+    std::map<uct_ib_emu_drop_t, uint64_t> drops;
+
+    /* Indirect mkeys that exist now */
+    unsigned mkeys_alive = 0;
+
     uint64_t cmd_count(uint16_t opcode) const;
     uint64_t cmd_failed_count(uint16_t opcode) const;
     unsigned qp_count(uint8_t state) const;
+    uint64_t drop_count(uct_ib_emu_drop_t reason) const;
 };
 
 /* A snapshot of the counters */
 uct_ib_emu_counters_t uct_ib_emu_counters();
 
-/* Zero the event counters (created, destroyed, reclaimed, commands); the
- * live counts (ah_alive, qps_by_state) always describe the current state */
+/* Zero the event counters (created, destroyed, reclaimed, commands, drops);
+ * the live counts (ah_alive, qps_by_state, mkeys_alive) always describe the
+ * current state */
 void uct_ib_emu_counters_reset();
 
 
@@ -271,6 +309,31 @@ struct uct_ib_emu_qp_info_t {
 
 /* UCS_ERR_NO_ELEM if no QP has this number */
 ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info);
+
+
+/* ------------------------------------------------------------------------
+ * Memory key introspection
+ */
+
+struct uct_ib_emu_klm_t {
+    uint32_t lkey;
+    uint64_t addr;
+    uint32_t length;
+};
+
+struct uct_ib_emu_mkey_info_t {
+    std::string                   device;
+    bool                          indirect;     /* false: an MR's key */
+    bool                          bound;        /* indirect: UMR bound it */
+    uint32_t                      access;       /* ibv access flags */
+    uint32_t                      bound_by_qpn; /* indirect: the UMR's QP */
+    uint64_t                      length;       /* indirect: zero-based */
+    std::vector<uct_ib_emu_klm_t> entries;      /* indirect: the layout */
+};
+
+/* The MR or indirect mkey with this key (lkey or rkey); UCS_ERR_NO_ELEM if
+ * none exists */
+ucs_status_t uct_ib_emu_mkey_info(uint32_t key, uct_ib_emu_mkey_info_t *info);
 
 
 /* ------------------------------------------------------------------------

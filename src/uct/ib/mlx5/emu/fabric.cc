@@ -568,6 +568,7 @@ ucs_status_t apply_topology(emu_state &s, const uct_ib_emu_topology_t &topo)
     s.objects_reclaimed = 0;
     s.cmds.clear();
     s.cmds_failed.clear();
+    s.drops.clear();
     for (fault &f : s.op_faults) {
         f = fault();
     }

@@ -75,6 +75,11 @@ unsigned uct_ib_emu_counters_t::qp_count(uint8_t state) const
     return map_value<unsigned>(qps_by_state, state);
 }
 
+uint64_t uct_ib_emu_counters_t::drop_count(uct_ib_emu_drop_t reason) const
+{
+    return map_value<uint64_t>(drops, reason);
+}
+
 uct_ib_emu_counters_t uct_ib_emu_counters()
 {
     emu_state &s = state();
@@ -87,6 +92,7 @@ uct_ib_emu_counters_t uct_ib_emu_counters()
     counters.objects_reclaimed = s.objects_reclaimed;
     counters.cmds              = s.cmds;
     counters.cmds_failed       = s.cmds_failed;
+    counters.drops             = s.drops;
 
     for (const auto &ctx : s.contexts) {
         for (const auto &entry : ctx.second->objects) {
@@ -100,6 +106,7 @@ uct_ib_emu_counters_t uct_ib_emu_counters()
         for (const auto &entry : dev->qps) {
             ++counters.qps_by_state[entry.second->state];
         }
+        counters.mkeys_alive += dev->mkeys.size();
     }
 
     return counters;
@@ -116,6 +123,7 @@ void uct_ib_emu_counters_reset()
     s.objects_reclaimed = 0;
     s.cmds.clear();
     s.cmds_failed.clear();
+    s.drops.clear();
 }
 
 ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info)

@@ -13,8 +13,9 @@
  *
  * The model is shaped for what comes later: devices index their QPs by
  * number and ports know their fabric, current MAC, GID types and drop flags,
- * which is what packet delivery needs; verbs QPs keep their rings and send
- * ops flags for the UMR send path.
+ * which is what packet delivery needs (delivery.cc); verbs QPs created with
+ * send ops carry the extended QP views and the work-request state of the UMR
+ * send path (umr.cc).
  */
 #ifndef UCT_IB_MLX5_EMU_MODEL_H_
 #define UCT_IB_MLX5_EMU_MODEL_H_
@@ -28,6 +29,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -167,7 +169,9 @@ enum class kind {
     QP,         /* verbs QP (ibv_qp) */
     DEVX_OBJ,
     UMEM,
-    UAR
+    UAR,
+    MKEY,       /* indirect mkey (mlx5dv_mkey) */
+    QP_DV_EX    /* the mlx5dv_qp_ex view of an extended verbs QP */
 };
 
 struct context;
@@ -178,6 +182,7 @@ struct pd;
 struct srq;
 struct umem;
 struct uar_page;
+struct mkey;
 
 struct device {
     static constexpr kind KIND = kind::DEVICE;
@@ -212,6 +217,7 @@ struct device {
     std::map<uint32_t, srq*>      srqs;
     std::map<uint32_t, umem*>     umems;
     std::map<uint32_t, uar_page*> uar_pages;
+    std::map<uint32_t, mkey*>     mkeys; /* indirect, by mkey index */
 
     bool is_eth() const
     {
@@ -257,6 +263,12 @@ struct mr : object {
     using object::object;
 };
 
+/* A completion of a verbs work request, as ibv_poll_cq returns it */
+struct verbs_cqe {
+    struct ibv_wc wc;
+    unsigned      retires; /* send queue entries it frees when polled */
+};
+
 struct cq : object {
     static constexpr kind KIND = kind::CQ;
 
@@ -266,6 +278,11 @@ struct cq : object {
     dma_buffer    buf;
     dma_buffer    dbrec;
     unsigned      refs    = 0; /* QPs using it */
+
+    /* Completions of verbs work requests (the UMR send path), oldest first;
+     * they are not written to the CQE ring */
+    std::deque<verbs_cqe> verbs_cqes;
+    uint64_t              overruns = 0; /* completions lost to a full CQ */
 
     using object::object;
 };
@@ -316,6 +333,40 @@ struct uar : object {
     unsigned               bf_index = 0;
 
     using object::object;
+};
+
+/* An entry of an indirect mkey's translation list */
+struct klm {
+    uint32_t lkey;
+    uint64_t addr;
+    uint32_t length;
+};
+
+/* An indirect mkey (mlx5dv_create_mkey) and the layout a UMR bound to it */
+struct mkey : object {
+    static constexpr kind KIND = kind::MKEY;
+
+    struct mlx5dv_mkey dv           = {};
+    struct pd          *pd          = nullptr;
+    uint16_t           max_entries  = 0;
+    bool               bound        = false; /* free until a UMR binds it */
+    uint32_t           access       = 0;     /* ibv access flags */
+    uint32_t           bound_by_qpn = 0;
+    uint64_t           length       = 0;     /* zero-based, the list's sum */
+    std::vector<klm>   entries;
+
+    using object::object;
+};
+
+/* A send work request of the ibv_wr_* API, kept from its builder call to its
+ * execution (wr_complete) or, behind a dropped one, until the QP is flushed */
+struct send_wr {
+    enum op_t { MR_LIST, LOCAL_INV } op;
+    uint64_t         wr_id;
+    unsigned         flags;  /* ibv_send_flags */
+    uint32_t         key;    /* the mkey bound or invalidated */
+    uint32_t         access; /* MR_LIST */
+    std::vector<klm> sges;   /* MR_LIST */
 };
 
 struct umem : object {
@@ -377,8 +428,14 @@ struct qp : object {
     uint64_t         dbr_offset    = 0;
     uar_page         *uar          = nullptr;
 
-    /* Verbs */
-    struct ibv_qp       ibv             = {};
+    /* Verbs; ibv_ex.qp_base is the ibv_qp of every verbs QP, and the rest
+     * of ibv_ex and dv_ex are the extended views of one created with send
+     * ops (qp_ex) */
+    struct ibv_qp_ex    ibv_ex          = {};
+    struct ibv_qp       &ibv            = ibv_ex.qp_base;
+    struct mlx5dv_qp_ex dv_ex           = {};
+    bool                qp_ex           = false;
+    uint64_t            ibv_send_ops    = 0; /* IBV_QP_EX_WITH_* */
     struct ibv_qp_cap   cap             = {};
     int                 sq_sig_all      = 0;
     int                 access_flags    = 0;
@@ -395,6 +452,18 @@ struct qp : object {
     dma_buffer          wq_buf;
     dma_buffer          dbrec;
     unsigned            bf_index        = 0;
+
+    /* Send path of the ibv_wr_* API: the batch between wr_start and
+     * wr_complete, its first builder error, the send queue entries posted
+     * and not yet polled, and the work requests stuck behind a dropped one
+     * (the QP retries them until it is flushed) */
+    bool                 wr_open        = false;
+    int                  wr_err         = 0;
+    std::vector<send_wr> wr_batch;
+    unsigned             sq_inflight    = 0;
+    unsigned             unsignaled     = 0; /* completed, no CQE yet */
+    bool                 stalled        = false;
+    std::deque<send_wr>  stuck;
 
     using object::object;
 
@@ -457,6 +526,7 @@ struct emu_state {
     uint64_t                                     objects_reclaimed = 0;
     std::map<uint16_t, uint64_t>                 cmds;
     std::map<uint16_t, uint64_t>                 cmds_failed;
+    std::map<uct_ib_emu_drop_t, uint64_t>        drops;
 
     /* Fault injection */
     fault                                        op_faults[UCT_IB_GLUE_OP_LAST];
@@ -549,11 +619,32 @@ void mr_destroy_locked(emu_state &s, mr *m);
 void srq_destroy_locked(emu_state &s, srq *q);
 void cq_destroy_locked(emu_state &s, cq *c);
 void uar_destroy_locked(emu_state &s, uar *u);
+void mkey_destroy_locked(emu_state &s, mkey *m);
 void umem_destroy_locked(emu_state &s, umem *u);
 void pd_destroy_locked(emu_state &s, pd *p);
 
 /* Close a context: reclaim its objects and free it */
 void context_destroy_locked(emu_state &s, context *ctx);
+
+/*
+ * Packet delivery (delivery.cc): whether what requester q sends now reaches
+ * a responder, by design section 4's rules. UCT_IB_EMU_DROP_NONE and the
+ * responder, or the reason of the drop (counted and logged by the caller).
+ */
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p);
+
+/* Count and log a dropped packet of q */
+void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason);
+
+/* Send path of verbs QPs (umr.cc): a QP created with send ops (the IBV_ and
+ * MLX5DV_QP_EX_WITH_* flags), the QP moved to state next (flush or forget
+ * what is queued), and a QP about to be destroyed */
+void qp_setup_send_ops(emu_state &s, qp *q, uint64_t ibv_ops, uint64_t dv_ops);
+void qp_send_state_changed(emu_state &s, qp *q, enum ibv_qp_state next);
+void qp_send_destroy(emu_state &s, qp *q);
+
+/* Completions of verbs work requests: up to num of them from c into wc */
+int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
 
 /* Fault injection of the glue slots (instruments.cc): the convention of a
  * slot, and whether the current call must fail (with *err) */

@@ -260,15 +260,15 @@ int emu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
     emu_state &s = state();
     guard g(s.lock);
+    cq *c = find<cq>(s, ibcq);
 
-    (void)wc;
-    if ((find<cq>(s, ibcq) == nullptr) || (num_entries < 0)) {
+    if ((c == nullptr) || (num_entries < 0)) {
         errno = EINVAL;
         return -1;
     }
 
-    /* Nothing produces completions until the data path is modelled */
-    return 0;
+    /* Only the verbs send path (umr.cc) produces completions so far */
+    return poll_verbs_cqes(s, c, num_entries, wc);
 }
 
 

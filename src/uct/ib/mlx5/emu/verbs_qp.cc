@@ -453,6 +453,17 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
                                         MLX5DV_QP_EX_WITH_MKEY_CONFIGURE;
     constexpr uint32_t ex_mask_known  = IBV_QP_INIT_ATTR_PD |
                                         IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    /* RC send ops; TSO is UD's, memory windows and atomic write are not
+     * modelled */
+    constexpr uint64_t ibv_ops_rc     = IBV_QP_EX_WITH_RDMA_WRITE |
+                                        IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+                                        IBV_QP_EX_WITH_SEND |
+                                        IBV_QP_EX_WITH_SEND_WITH_IMM |
+                                        IBV_QP_EX_WITH_RDMA_READ |
+                                        IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                                        IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+                                        IBV_QP_EX_WITH_LOCAL_INV |
+                                        IBV_QP_EX_WITH_SEND_WITH_INV;
     emu_state &s = state();
     guard g(s.lock);
     context *ctx = find_context(s, ibctx);
@@ -470,6 +481,11 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
     }
 
     if (attr->comp_mask & ~ex_mask_known) {
+        return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
+    }
+
+    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+        (attr->send_ops_flags & ~ibv_ops_rc)) {
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
     }
 
@@ -517,6 +533,10 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
     ibqp = qp_create_locked(s, p, &init_attr, send_ops_flags);
     if (ibqp != nullptr) {
         attr->cap = init_attr.cap;
+        if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+            qp_setup_send_ops(s, find<qp>(s, ibqp), attr->send_ops_flags,
+                              send_ops_flags);
+        }
     }
     return ibqp;
 }
@@ -550,6 +570,7 @@ int emu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
     }
 
     apply_modify(q, attr, mask, next, path);
+    qp_send_state_changed(s, q, next);
     return 0;
 }
 
@@ -598,6 +619,7 @@ int emu_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 
 void verbs_qp_destroy_locked(emu_state &s, qp *q)
 {
+    qp_send_destroy(s, q);
     unregister_handle(s, &q->ibv);
     qp_release_resources(q);
     remove_object(q->ctx, q);

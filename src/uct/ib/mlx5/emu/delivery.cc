@@ -1,0 +1,154 @@
+/*
+ * Packet delivery (design section 4): a packet reaches its responder only if
+ * the destination exists on the requester's fabric, on Ethernet the
+ * destination MAC the requester's address path carries is the destination
+ * port's current MAC and the port accepts the packet's RoCE version, and the
+ * remote QPN exists there in RTR or RTS. Anything else is dropped, counted
+ * by reason.
+ */
+#include "model.h"
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+/* The active Ethernet port of fabric that has gid with the given type */
+const port *find_eth_port(const emu_state &s, const std::string &fabric,
+                          const uct_ib_emu_gid_t &gid, enum ibv_gid_type type,
+                          const device **dev_p)
+{
+    for (const auto &dev : s.devices) {
+        for (const port &p : dev->ports) {
+            if (!p.is_eth() || (p.fabric != fabric) ||
+                (p.state != IBV_PORT_ACTIVE)) {
+                continue;
+            }
+
+            for (const gid_slot &slot : p.gids) {
+                if (slot.valid && (slot.type == type) &&
+                    (gid_key(slot.gid) == gid)) {
+                    *dev_p = dev.get();
+                    return &p;
+                }
+            }
+        }
+    }
+
+    return nullptr;
+}
+
+/* The active InfiniBand port of subnet fabric with this LID */
+const port *find_ib_port(const emu_state &s, const std::string &fabric,
+                         uint16_t lid, const device **dev_p)
+{
+    for (const auto &dev : s.devices) {
+        for (const port &p : dev->ports) {
+            if (!p.is_eth() && (p.fabric == fabric) && (p.lid == lid) &&
+                (p.state == IBV_PORT_ACTIVE)) {
+                *dev_p = dev.get();
+                return &p;
+            }
+        }
+    }
+
+    return nullptr;
+}
+
+} // namespace
+
+
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p)
+{
+    const device *src_dev = q->ctx->dev;
+    const port *src_port  = src_dev->get_port(q->port);
+    const device *dst_dev = nullptr;
+    const port *dst_port;
+    const gid_slot *sgid;
+    const qp *dst;
+
+    if ((src_port == nullptr) || (src_port->state != IBV_PORT_ACTIVE)) {
+        return UCT_IB_EMU_DROP_NO_ROUTE;
+    }
+
+    if (src_port->is_eth()) {
+        /* RoCE: the source GID's type is the packet's version */
+        sgid = src_port->gid(q->path.src_addr_index);
+        if (sgid == nullptr) {
+            return UCT_IB_EMU_DROP_NO_ROUTE;
+        }
+
+        dst_port = find_eth_port(s, src_port->fabric, q->path.rgid,
+                                 sgid->type, &dst_dev);
+        if (dst_port == nullptr) {
+            return UCT_IB_EMU_DROP_NO_ROUTE;
+        }
+
+        if (q->path.rmac != dst_port->mac) {
+            return UCT_IB_EMU_DROP_MAC;
+        }
+
+        if ((sgid->type == IBV_GID_TYPE_ROCE_V1) && dst_port->drop_roce_v1) {
+            return UCT_IB_EMU_DROP_ROCE_V1;
+        }
+
+        if ((sgid->type == IBV_GID_TYPE_ROCE_V2) && dst_port->drop_roce_v2) {
+            return UCT_IB_EMU_DROP_ROCE_V2;
+        }
+    } else {
+        /* InfiniBand: the subnet routes by LID */
+        dst_port = find_ib_port(s, src_port->fabric, q->path.rlid, &dst_dev);
+        if (dst_port == nullptr) {
+            return UCT_IB_EMU_DROP_NO_ROUTE;
+        }
+    }
+
+    auto it = dst_dev->qps.find(q->remote_qpn);
+    if ((it == dst_dev->qps.end()) || (it->second->port != dst_port->num)) {
+        return UCT_IB_EMU_DROP_NO_QP;
+    }
+
+    dst = it->second;
+    if ((dst->state != UCT_MLX5_QP_STATE_RTR) &&
+        (dst->state != UCT_MLX5_QP_STATE_RTS)) {
+        return UCT_IB_EMU_DROP_QP_STATE;
+    }
+
+    *dst_p = dst;
+    return UCT_IB_EMU_DROP_NONE;
+}
+
+void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason)
+{
+    ++s.drops[reason];
+    uct_ib_emu_debug("%s:%u: packet of qp 0x%x to qp 0x%x dropped: %s",
+                     q->ctx->dev->name.c_str(), q->port, q->qpn,
+                     q->remote_qpn, uct_ib_emu_drop_str(reason));
+}
+
+} // namespace uct_ib_emu
+
+
+const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
+{
+    switch (reason) {
+    case UCT_IB_EMU_DROP_NONE:
+        return "delivered";
+    case UCT_IB_EMU_DROP_NO_ROUTE:
+        return "no route to the destination";
+    case UCT_IB_EMU_DROP_MAC:
+        return "destination MAC mismatch";
+    case UCT_IB_EMU_DROP_ROCE_V1:
+        return "port drops RoCEv1";
+    case UCT_IB_EMU_DROP_ROCE_V2:
+        return "port drops RoCEv2";
+    case UCT_IB_EMU_DROP_NO_QP:
+        return "no such remote QP";
+    case UCT_IB_EMU_DROP_QP_STATE:
+        return "remote QP not ready to receive";
+    case UCT_IB_EMU_DROP_NOT_LOOPBACK:
+        return "memory registration on a QP not connected to itself";
+    default:
+        return "unknown";
+    }
+}
