@@ -1,13 +1,29 @@
 /*
- * ucx_info: what this build is and how it is configured.
+ * ucx_info: what this build is, how it is configured, and which devices and
+ * transports it finds.
+ *
+ * -d goes through the public UCT API (components, memory domains, transport
+ * resources, interfaces). What that API does not tell about an IB port (link
+ * layer, GID table, selected GID, emulated or not) comes from one internal
+ * query function of the ib module, looked up in the module the component
+ * came from (see uct/ib/base/ib_info.h), so this tool links no transport.
  */
+#include <uct/api/uct.h>
+#include <uct/ib/base/ib_info.h>
 #include <ucs/config/parser.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/lib_info.h>
 #include <ucs/sys/module.h>
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 #include <unistd.h>
 
 namespace {
@@ -17,6 +33,9 @@ void usage(FILE *stream)
     fprintf(stream,
             "Usage: ucx_info [options]\n"
             "  -v    print version and build configuration\n"
+            "  -d    print the devices and ports, their GID tables and the\n"
+            "        transports on each (UCX_IB_GLUE=emulated: the emulated\n"
+            "        mlx5 device)\n"
             "  -c    print every configuration knob with its value and doc\n"
             "  -h    print this help\n");
 }
@@ -42,18 +61,364 @@ void print_version()
 #endif
 }
 
+
+/* ------------------------------------------------------------------------
+ * -d: devices and transports
+ */
+
+/* The port query of the ib module, if the module is loaded. */
+class ib_port_query {
+public:
+    ib_port_query()
+    {
+        char        dir[4096];
+        std::string path;
+
+        if (ucs_module_dir(dir, sizeof(dir)) == UCS_OK) {
+            path     = std::string(dir) + "/libuct_ib.so";
+            m_handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+            if (m_handle == nullptr) {
+                (void)dlerror(); /* not loaded from there: consume the text */
+            }
+        }
+
+        /* from the module, or from the program if it links the module */
+        m_func = reinterpret_cast<uct_ib_md_query_port_info_func_t>(
+                dlsym((m_handle != nullptr) ? m_handle : RTLD_DEFAULT,
+                      UCT_IB_PORT_INFO_SYMBOL));
+        if (m_func == nullptr) {
+            (void)dlerror();
+        }
+    }
+
+    ~ib_port_query()
+    {
+        if (m_handle != nullptr) {
+            dlclose(m_handle);
+        }
+    }
+
+    ib_port_query(const ib_port_query&)            = delete;
+    ib_port_query &operator=(const ib_port_query&) = delete;
+
+    bool query(uct_md_h md, const char *dev_name, uct_ib_port_info_t *info) const
+    {
+        info->version = UCT_IB_PORT_INFO_VERSION;
+        return (m_func != nullptr) && (m_func(md, dev_name, info) == UCS_OK);
+    }
+
+private:
+    void                             *m_handle = nullptr;
+    uct_ib_md_query_port_info_func_t m_func    = nullptr;
+};
+
+std::string size_str(size_t size)
+{
+    char buf[32];
+
+    if (size == SIZE_MAX) {
+        return "unlimited";
+    } else if ((size >= (1ul << 30)) && !(size % (1ul << 30))) {
+        snprintf(buf, sizeof(buf), "%zuG", size >> 30);
+    } else if ((size >= (1ul << 20)) && !(size % (1ul << 20))) {
+        snprintf(buf, sizeof(buf), "%zuM", size >> 20);
+    } else if ((size >= (1ul << 10)) && !(size % (1ul << 10))) {
+        snprintf(buf, sizeof(buf), "%zuK", size >> 10);
+    } else {
+        snprintf(buf, sizeof(buf), "%zu", size);
+    }
+    return buf;
+}
+
+void print_port_info(const uct_ib_port_info_t &info)
+{
+    printf("#           link layer: %s\n", info.link_layer);
+    printf("#                state: %s\n", info.state);
+    if (!strcmp(info.link_layer, "InfiniBand")) {
+        printf("#                  lid: 0x%x\n", info.lid);
+    }
+    printf("#           active mtu: %u\n", info.active_mtu);
+    printf("#                 devx: %s\n", info.devx ? "yes" : "no");
+    printf("#                 glue: %s\n", info.glue);
+
+    printf("#            GID table: %u entr%s", info.num_gids,
+           (info.num_gids == 1) ? "y" : "ies");
+    if (info.gid_selected >= 0) {
+        printf(", selected index %d\n", info.gid_selected);
+    } else {
+        printf(", no GID selected: %s\n", info.gid_select_error);
+    }
+
+    int width = 0;
+    for (unsigned i = 0; i < info.num_gids; ++i) {
+        width = std::max(width, int(strlen(info.gids[i].address)));
+    }
+
+    for (unsigned i = 0; i < info.num_gids; ++i) {
+        const uct_ib_port_gid_t &gid      = info.gids[i];
+        bool                    selected = (info.gid_selected >= 0) &&
+                                           (gid.index ==
+                                            unsigned(info.gid_selected));
+
+        printf("#                %s %3u  %-*s  %-7s  %-4s%s\n",
+               selected ? "*" : " ", gid.index, width, gid.address, gid.type,
+               gid.family, selected ? "  (selected)" : "");
+    }
+}
+
+void print_iface_info(uct_md_h md, uct_worker_h worker,
+                      const uct_tl_resource_desc_t &resource)
+{
+    uct_iface_params_t params = {};
+    uct_iface_config_t *config;
+    uct_iface_attr_t   attr;
+    uct_iface_h        iface;
+    ucs_status_t       status;
+    std::string        connection;
+
+    printf("#\n");
+    printf("#      Transport: %s\n", resource.tl_name);
+
+    status = uct_md_iface_config_read(md, resource.tl_name, nullptr, nullptr,
+                                      &config);
+    if (status != UCS_OK) {
+        printf("#      < failed to read the configuration: %s >\n",
+               ucs_status_string(status));
+        return;
+    }
+
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = resource.tl_name;
+    params.mode.device.dev_name = resource.dev_name;
+    status = uct_iface_open(md, worker, &params, config, &iface);
+    uct_config_release(config);
+    if (status != UCS_OK) {
+        printf("#      < failed to open interface: %s >\n",
+               ucs_status_string(status));
+        return;
+    }
+
+    status = uct_iface_query(iface, &attr);
+    if (status != UCS_OK) {
+        printf("#      < failed to query interface: %s >\n",
+               ucs_status_string(status));
+        uct_iface_close(iface);
+        return;
+    }
+
+    if (attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP) {
+        connection += ", to ep";
+    }
+    if (attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
+        connection += ", to iface";
+    }
+
+    printf("#           Type: %s\n", uct_device_type_names[resource.dev_type]);
+    printf("#            bandwidth: %.2f MB/sec\n",
+           (attr.bandwidth.dedicated + attr.bandwidth.shared) / 1e6);
+    printf("#              latency: %.0f nsec\n", attr.latency.c * 1e9);
+    printf("#             overhead: %.0f nsec\n", attr.overhead * 1e9);
+    printf("#           connection: %s\n",
+           connection.empty() ? "none" : connection.c_str() + 2);
+    printf("#             priority: %u\n", attr.priority);
+    printf("#     device num paths: %u\n", attr.dev_num_paths);
+    printf("#              max eps: %s\n", size_str(attr.max_num_eps).c_str());
+    printf("#       device address: %zu bytes\n", attr.device_addr_len);
+    if (attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) {
+        printf("#        iface address: %zu bytes\n", attr.iface_addr_len);
+    }
+    if (attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP) {
+        printf("#           ep address: %zu bytes\n", attr.ep_addr_len);
+    }
+    uct_iface_close(iface);
+}
+
+/* Device names of @a resources, in the order they first appear */
+std::vector<std::string> device_names(const uct_tl_resource_desc_t *resources,
+                                      unsigned count)
+{
+    std::vector<std::string> names;
+
+    for (unsigned i = 0; i < count; ++i) {
+        bool seen = false;
+        for (const std::string &name : names) {
+            seen = seen || (name == resources[i].dev_name);
+        }
+        if (!seen) {
+            names.push_back(resources[i].dev_name);
+        }
+    }
+    return names;
+}
+
+void print_md_info(uct_component_h component, const char *component_name,
+                   const char *md_name, uct_worker_h worker,
+                   const ib_port_query &ib_query)
+{
+    const bool             is_ib = !strcmp(component_name, "ib");
+    uct_md_config_t        *md_config;
+    uct_tl_resource_desc_t *resources;
+    unsigned               num_resources;
+    uct_md_attr_t          md_attr;
+    uct_md_h               md;
+    ucs_status_t           status;
+
+    status = uct_md_config_read(component, nullptr, nullptr, &md_config);
+    if (status != UCS_OK) {
+        printf("# < failed to read the configuration of %s >\n", md_name);
+        return;
+    }
+
+    status = uct_md_open(component, md_name, md_config, &md);
+    uct_config_release(md_config);
+    if (status != UCS_OK) {
+        printf("#\n# Memory domain: %s\n", md_name);
+        printf("#   < failed to open memory domain: %s >\n",
+               ucs_status_string(status));
+        return;
+    }
+
+    status = uct_md_query_tl_resources(md, &resources, &num_resources);
+    if (status != UCS_OK) {
+        printf("#\n# Memory domain: %s\n", md_name);
+        printf("#   < failed to query resources: %s >\n",
+               ucs_status_string(status));
+        uct_md_close(md);
+        return;
+    }
+
+    const std::vector<std::string> devices = device_names(resources,
+                                                          num_resources);
+    bool                           md_emulated = false;
+    std::vector<uct_ib_port_info_t> ports(is_ib ? devices.size() : 0);
+    std::vector<bool>               port_known(ports.size(), false);
+
+    for (size_t i = 0; i < ports.size(); ++i) {
+        port_known[i] = ib_query.query(md, devices[i].c_str(), &ports[i]);
+        md_emulated   = md_emulated || (port_known[i] && ports[i].emulated);
+    }
+
+    printf("#\n");
+    printf("# Memory domain: %s%s\n", md_name, md_emulated ? " (emulated)" : "");
+    printf("#     Component: %s\n", component_name);
+    if (uct_md_query(md, &md_attr) == UCS_OK) {
+        if (md_attr.cap.flags & UCT_MD_FLAG_REG) {
+            printf("#             register: %s\n",
+                   size_str(md_attr.cap.max_reg).c_str());
+        }
+        if (md_attr.cap.flags & UCT_MD_FLAG_NEED_RKEY) {
+            printf("#           remote key: %zu bytes\n",
+                   md_attr.rkey_packed_size);
+        }
+        if (md_attr.cap.flags & UCT_MD_FLAG_NEED_MEMH) {
+            printf("#           local memory handle is required for zcopy\n");
+        }
+    }
+
+    if (num_resources == 0) {
+        printf("#   < no supported devices found >\n");
+    }
+
+    for (size_t d = 0; d < devices.size(); ++d) {
+        const bool emulated = (d < ports.size()) && port_known[d] &&
+                              ports[d].emulated;
+
+        printf("#\n");
+        printf("#   Device: %s%s\n", devices[d].c_str(),
+               emulated ? " (emulated)" : "");
+        if ((d < ports.size()) && port_known[d]) {
+            print_port_info(ports[d]);
+        }
+        for (unsigned i = 0; i < num_resources; ++i) {
+            if (devices[d] == resources[i].dev_name) {
+                print_iface_info(md, worker, resources[i]);
+            }
+        }
+    }
+
+    uct_release_tl_resource_list(resources);
+    uct_md_close(md);
+}
+
+int print_devices()
+{
+    uct_component_h *components;
+    unsigned        num_components;
+    uct_worker_h    worker;
+    ucs_status_t    status;
+
+    status = uct_query_components(&components, &num_components);
+    if (status != UCS_OK) {
+        fprintf(stderr, "ucx_info: uct_query_components() failed: %s\n",
+                ucs_status_string(status));
+        return EXIT_FAILURE;
+    }
+
+    status = uct_worker_create(nullptr, UCS_THREAD_MODE_SINGLE, &worker);
+    if (status != UCS_OK) {
+        fprintf(stderr, "ucx_info: uct_worker_create() failed: %s\n",
+                ucs_status_string(status));
+        uct_release_component_list(components);
+        return EXIT_FAILURE;
+    }
+
+    if (num_components == 0) {
+        printf("# < no transport components: is the module directory "
+               "right? (ucx_info -v) >\n");
+    }
+
+    const ib_port_query ib_query;
+    for (unsigned c = 0; c < num_components; ++c) {
+        uct_component_attr_t attr = {};
+
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                          UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+        if (uct_component_query(components[c], &attr) != UCS_OK) {
+            continue;
+        }
+
+        std::vector<uct_md_resource_desc_t> mds(attr.md_resource_count);
+        attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+        attr.md_resources = mds.data();
+        if ((attr.md_resource_count > 0) &&
+            (uct_component_query(components[c], &attr) != UCS_OK)) {
+            continue;
+        }
+
+        if (mds.empty()) {
+            printf("#\n# Component %s: < no devices found >\n", attr.name);
+        }
+        for (const uct_md_resource_desc_t &md : mds) {
+            print_md_info(components[c], attr.name, md.md_name, worker,
+                          ib_query);
+        }
+    }
+    printf("#\n");
+
+    uct_worker_destroy(worker);
+    uct_release_component_list(components);
+    return EXIT_SUCCESS;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     bool version = false;
+    bool devices = false;
     bool config  = false;
+    int  ret     = EXIT_SUCCESS;
     int  c;
 
-    while ((c = getopt(argc, argv, "vch")) != -1) {
+    while ((c = getopt(argc, argv, "vdch")) != -1) {
         switch (c) {
         case 'v':
             version = true;
+            break;
+        case 'd':
+            devices = true;
             break;
         case 'c':
             config = true;
@@ -67,7 +432,7 @@ int main(int argc, char **argv)
         }
     }
 
-    if (!version && !config) {
+    if (!version && !devices && !config) {
         usage(stderr);
         return EXIT_FAILURE;
     }
@@ -78,8 +443,11 @@ int main(int argc, char **argv)
     if (version) {
         print_version();
     }
+    if (devices) {
+        ret = print_devices();
+    }
     if (config) {
         ucs_config_parser_print_all_opts(stdout, UCS_DEFAULT_ENV_PREFIX);
     }
-    return EXIT_SUCCESS;
+    return ret;
 }

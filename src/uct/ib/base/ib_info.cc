@@ -1,0 +1,161 @@
+/*
+ * Port descriptions for tools; see ib_info.h.
+ */
+#include "ib_info.h"
+#include "ib_gid.h"
+#include "ib_iface.h"
+
+#include <ucs/debug/log_def.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+
+/*
+ * UCX_IB_GLUE as a documented knob. The glue reads the variable itself
+ * (uct_ib_glue_init_from_env(), before any device is opened, see glue.h);
+ * this table only makes it known to the configuration registry, so that
+ * ucx_info -c lists it with its documentation and ucx_info does not report
+ * it as an unused variable. Nothing reads the parsed value.
+ */
+namespace {
+
+struct uct_ib_glue_config {
+    char *glue;
+};
+
+ucs_config_field_t uct_ib_glue_config_table[] = {
+    {"IB_GLUE", UCT_IB_GLUE_ENV_RDMA_CORE,
+     "Which device table the ib transports use: \"" UCT_IB_GLUE_ENV_RDMA_CORE
+     "\" (the devices\n"
+     "rdma-core finds) or \"" UCT_IB_GLUE_ENV_EMULATED "\" (the emulated mlx5 "
+     "device in\n"
+     UCT_IB_GLUE_EMU_LIBRARY "; tools mark its ports \"(emulated)\"). Read "
+     "once, when\n"
+     "the ib component first lists its devices; never chosen automatically.",
+     offsetof(uct_ib_glue_config, glue), UCS_CONFIG_TYPE_STRING},
+
+    UCS_CONFIG_EMPTY_FIELD
+};
+
+} // namespace
+
+UCS_CONFIG_REGISTER_TABLE(uct_ib_glue_config_table, "IB device table", "",
+                          uct_ib_glue_config)
+
+
+namespace {
+
+const char *port_state_str(enum ibv_port_state state)
+{
+    switch (state) {
+    case IBV_PORT_DOWN:         return "down";
+    case IBV_PORT_INIT:         return "init";
+    case IBV_PORT_ARMED:        return "armed";
+    case IBV_PORT_ACTIVE:       return "active";
+    case IBV_PORT_ACTIVE_DEFER: return "active-defer";
+    default:                    return "unknown";
+    }
+}
+
+const char *gid_type_str(uint32_t gid_type)
+{
+    switch (gid_type) {
+    case IBV_GID_TYPE_IB:      return "IB";
+    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+    default:                   return "unknown";
+    }
+}
+
+/* The GID an IB interface on the port would select: the "IB_" interface
+ * knobs as the environment sets them, and the same selection function. */
+void fill_selected_gid(const uct_ib_md *md, uint8_t port_num,
+                       uct_ib_port_info_t *info)
+{
+    uct_ib_iface_config_t    config;
+    uct_ib_device_gid_info_t gid_info;
+    ucs_status_t             status;
+
+    info->gid_selected = -1;
+    memset(&config, 0, sizeof(config));
+    status = ucs_config_parser_fill_opts(&config, uct_ib_iface_config_table,
+                                         UCS_DEFAULT_ENV_PREFIX,
+                                         UCT_IB_CONFIG_PREFIX);
+    if (status != UCS_OK) {
+        snprintf(info->gid_select_error, sizeof(info->gid_select_error),
+                 "cannot read the configuration: %s",
+                 ucs_status_string(status));
+        return;
+    }
+
+    status = uct_ib_device_select_gid(*md->dev, port_num, md->pd,
+                                      config.gid_index, &config.roce_subnets,
+                                      &gid_info);
+    if (status == UCS_OK) {
+        info->gid_selected = gid_info.gid_index;
+    } else {
+        snprintf(info->gid_select_error, sizeof(info->gid_select_error),
+                 "%s", ucs_status_string(status));
+    }
+    ucs_config_parser_release_opts(&config, uct_ib_iface_config_table);
+}
+
+} // namespace
+
+extern "C" ucs_status_t
+uct_ib_md_query_port_info(uct_md_h tl_md, const char *dev_name,
+                          uct_ib_port_info_t *info)
+{
+    const uct_ib_md   *md;
+    const uct_ib_port *port;
+    uint8_t           port_num;
+    ucs_status_t      status;
+
+    if ((tl_md == nullptr) || (dev_name == nullptr) || (info == nullptr) ||
+        (info->version != UCT_IB_PORT_INFO_VERSION) ||
+        (tl_md->component != &uct_ib_component)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    md     = static_cast<const uct_ib_md*>(tl_md);
+    status = uct_ib_md_parse_port(md, dev_name, &port_num);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    port = md->dev->port(port_num);
+    memset(info, 0, sizeof(*info));
+    info->version = UCT_IB_PORT_INFO_VERSION;
+    snprintf(info->link_layer, sizeof(info->link_layer), "%s",
+             md->dev->is_port_roce(port_num) ? "Ethernet" : "InfiniBand");
+    snprintf(info->state, sizeof(info->state), "%s",
+             port_state_str(port->attr.state));
+    info->lid        = port->attr.lid;
+    info->active_mtu = 128u << port->attr.active_mtu;
+    info->devx       = md->dev->devx();
+    info->emulated   = uct_ib_glue->emulated;
+    snprintf(info->glue, sizeof(info->glue), "%s", uct_ib_glue->name);
+
+    for (const struct ibv_gid_entry &entry : port->gids) {
+        uct_ib_port_gid_t *gid;
+
+        if (info->num_gids == UCT_IB_PORT_INFO_MAX_GIDS) {
+            break;
+        }
+
+        gid        = &info->gids[info->num_gids++];
+        gid->index = entry.gid_index;
+        snprintf(gid->address, sizeof(gid->address), "%s",
+                 uct_ib_gid_str(&entry.gid).c_str());
+        snprintf(gid->type, sizeof(gid->type), "%s",
+                 gid_type_str(entry.gid_type));
+        if (entry.gid_type != IBV_GID_TYPE_IB) {
+            snprintf(gid->family, sizeof(gid->family), "%s",
+                     uct_ib_gid_is_ipv4_mapped(&entry.gid) ? "IPv4" : "IPv6");
+        }
+    }
+
+    fill_selected_gid(md, port_num, info);
+    return UCS_OK;
+}
