@@ -2,6 +2,8 @@
 #include "prm.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <string>
 
 namespace {
 
@@ -31,6 +33,17 @@ ucs_status_t devx_status(int err, const void *out)
     }
 }
 
+std::string qpn_str(const uct_ib_mlx5_devx_cmd_desc_t *desc)
+{
+    char buf[32];
+
+    if (desc->qpn == UCT_IB_MLX5_DEVX_NO_QPN) {
+        return "";
+    }
+    snprintf(buf, sizeof(buf), " qp 0x%x", desc->qpn);
+    return buf;
+}
+
 ucs_status_t check(const char *call, int ret, int err, const void *out,
                    const uct_ib_mlx5_devx_cmd_desc_t *desc)
 {
@@ -43,9 +56,9 @@ ucs_status_t check(const char *call, int ret, int err, const void *out,
     }
 
     errno = err;
-    ucs_log(desc->fail_level, "%s(%s, %s) failed: %m, status 0x%x syndrome 0x%x",
-            call, desc->dev_name, desc->what, uct_ib_mlx5_devx_out_status(out),
-            uct_ib_mlx5_devx_out_syndrome(out));
+    ucs_log(desc->fail_level, "%s(%s, %s%s) failed: %m, status 0x%x syndrome 0x%x",
+            call, desc->dev_name, desc->what, qpn_str(desc).c_str(),
+            uct_ib_mlx5_devx_out_status(out), uct_ib_mlx5_devx_out_syndrome(out));
     return devx_status(err, out);
 }
 
@@ -85,7 +98,7 @@ ucs_status_t uct_ib_mlx5_devx_obj_create(struct ibv_context *ctx,
                    desc);
     if (status != UCS_OK) {
         if (obj != nullptr) {
-            uct_ib_mlx5_devx_obj_destroy(obj, desc->dev_name, desc->what);
+            uct_ib_mlx5_devx_obj_destroy(obj, desc);
         }
         return status;
     }
@@ -115,14 +128,14 @@ ucs_status_t uct_ib_mlx5_devx_obj_query(struct mlx5dv_devx_obj *obj,
 }
 
 ucs_status_t uct_ib_mlx5_devx_obj_destroy(struct mlx5dv_devx_obj *obj,
-                                          const char *dev_name,
-                                          const char *what)
+                                          const uct_ib_mlx5_devx_cmd_desc_t *desc)
 {
     int ret = uct_ib_glue->devx_obj_destroy(obj);
 
     if (ret != 0) {
         errno = ret;
-        ucs_warn("mlx5dv_devx_obj_destroy(%s, %s) failed: %m", dev_name, what);
+        ucs_warn("mlx5dv_devx_obj_destroy(%s, %s%s) failed: %m", desc->dev_name,
+                 desc->what, qpn_str(desc).c_str());
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;

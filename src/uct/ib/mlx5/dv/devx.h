@@ -12,10 +12,14 @@
 
 #include <cstdint>
 
-/* Where and what, for log lines: "mlx5_0:1", "INIT2RTR qp 0x1a" */
+#define UCT_IB_MLX5_DEVX_NO_QPN UINT32_MAX
+
+/* Where and what, for log lines: "mlx5_0:1", "INIT2RTR" and qp 0x1a.
+ * Formatted only when a command fails: connects stay cheap. */
 typedef struct uct_ib_mlx5_devx_cmd_desc {
     const char      *dev_name;
     const char      *what;
+    uint32_t        qpn;          /* UCT_IB_MLX5_DEVX_NO_QPN if none */
     ucs_log_level_t fail_level;
 } uct_ib_mlx5_devx_cmd_desc_t;
 
@@ -48,7 +52,6 @@ uct_ib_mlx5_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
 
 /** Destroy; a failure is a warning with errno (the object is lost to us). */
 ucs_status_t uct_ib_mlx5_devx_obj_destroy(struct mlx5dv_devx_obj *obj,
-                                          const char *dev_name,
-                                          const char *what);
+                                          const uct_ib_mlx5_devx_cmd_desc_t *desc);
 
 #endif

@@ -31,14 +31,6 @@ size_t align_up(size_t n, size_t a)
     return (n + a - 1) / a * a;
 }
 
-std::string qp_what(const char *command, uint32_t qpn)
-{
-    char buf[64];
-
-    snprintf(buf, sizeof(buf), "%s qp 0x%x", command, qpn);
-    return buf;
-}
-
 } // namespace
 
 uct_ib_mlx5_devx_qp::uct_ib_mlx5_devx_qp(const uct_ib_device &dev,
@@ -104,7 +96,8 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
     params.dbr_offset    = align_up(wq_len, buf_align);
     uct_ib_mlx5_build_create_qp(&params, &in);
 
-    desc   = {qp->dev_name(), "CREATE_QP", UCS_LOG_LEVEL_ERROR};
+    desc   = {qp->dev_name(), "CREATE_QP", UCT_IB_MLX5_DEVX_NO_QPN,
+              UCS_LOG_LEVEL_ERROR};
     status = uct_ib_mlx5_devx_obj_create(dev.context(), in.data(), in.size(),
                                          out.data(), out.size(), &desc,
                                          &qp->m_obj);
@@ -125,8 +118,9 @@ uct_ib_mlx5_devx_qp::~uct_ib_mlx5_devx_qp()
     int ret;
 
     if (m_obj != nullptr) {
-        (void)uct_ib_mlx5_devx_obj_destroy(m_obj, dev_name(),
-                                           qp_what("DESTROY_QP", m_qpn).c_str());
+        uct_ib_mlx5_devx_cmd_desc_t desc = {dev_name(), "DESTROY_QP", m_qpn,
+                                            UCS_LOG_LEVEL_WARN};
+        (void)uct_ib_mlx5_devx_obj_destroy(m_obj, &desc);
     }
     if (m_umem != nullptr) {
         ret = uct_ib_glue->devx_umem_dereg(m_umem);
@@ -144,14 +138,13 @@ ucs_status_t uct_ib_mlx5_devx_qp::modify(void *in, size_t inlen,
                                          unsigned new_state)
 {
     uct_ib_mlx5_modify_qp_out_t out;
-    std::string                 what = qp_what(transition, m_qpn);
-    uct_ib_mlx5_devx_cmd_desc_t desc = {dev_name(), what.c_str(),
+    uct_ib_mlx5_devx_cmd_desc_t desc = {dev_name(), transition, m_qpn,
                                         UCS_LOG_LEVEL_ERROR};
     ucs_status_t                status;
 
     if (!m_usable) {
-        ucs_error("%s: %s on a QP that failed an earlier transition",
-                  dev_name(), what.c_str());
+        ucs_error("%s: %s qp 0x%x on a QP that failed an earlier transition",
+                  dev_name(), transition, m_qpn);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -203,8 +196,7 @@ ucs_status_t uct_ib_mlx5_devx_qp::to_error()
 ucs_status_t uct_ib_mlx5_devx_qp::query(uct_ib_mlx5_query_qp_out_t *out) const
 {
     uct_ib_mlx5_query_qp_in_t   in;
-    std::string                 what = qp_what("QUERY_QP", m_qpn);
-    uct_ib_mlx5_devx_cmd_desc_t desc = {dev_name(), what.c_str(),
+    uct_ib_mlx5_devx_cmd_desc_t desc = {dev_name(), "QUERY_QP", m_qpn,
                                         UCS_LOG_LEVEL_ERROR};
 
     uct_ib_mlx5_build_query_qp(m_qpn, &in);

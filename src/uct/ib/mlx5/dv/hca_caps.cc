@@ -21,6 +21,7 @@ ucs_status_t query(struct ibv_context *ctx, const char *dev_name,
 {
     uct_mlx5_prm_buf<query_hca_cap_in::layout> in;
     uct_ib_mlx5_devx_cmd_desc_t                desc = {dev_name, what,
+                                                       UCT_IB_MLX5_DEVX_NO_QPN,
                                                        UCS_LOG_LEVEL_ERROR};
 
     uct_mlx5_prm_set<query_hca_cap_in::opcode>(in.data(),
