@@ -11,39 +11,6 @@
 #include <cstdio>
 #include <cstring>
 
-/*
- * UCX_IB_GLUE as a documented knob. The glue reads the variable itself
- * (uct_ib_glue_init_from_env(), before any device is opened, see glue.h);
- * this table only makes it known to the configuration registry, so that
- * ucx_info -c lists it with its documentation and ucx_info does not report
- * it as an unused variable. Nothing reads the parsed value.
- */
-namespace {
-
-struct uct_ib_glue_config {
-    char *glue;
-};
-
-ucs_config_field_t uct_ib_glue_config_table[] = {
-    {"IB_GLUE", UCT_IB_GLUE_ENV_RDMA_CORE,
-     "Which device table the ib transports use: \"" UCT_IB_GLUE_ENV_RDMA_CORE
-     "\" (the devices\n"
-     "rdma-core finds) or \"" UCT_IB_GLUE_ENV_EMULATED "\" (the emulated mlx5 "
-     "device in\n"
-     UCT_IB_GLUE_EMU_LIBRARY "; tools mark its ports \"(emulated)\"). Read "
-     "once, when\n"
-     "the ib component first lists its devices; never chosen automatically.",
-     offsetof(uct_ib_glue_config, glue), UCS_CONFIG_TYPE_STRING},
-
-    UCS_CONFIG_EMPTY_FIELD
-};
-
-} // namespace
-
-UCS_CONFIG_REGISTER_TABLE(uct_ib_glue_config_table, "IB device table", "",
-                          uct_ib_glue_config)
-
-
 namespace {
 
 const char *port_state_str(enum ibv_port_state state)

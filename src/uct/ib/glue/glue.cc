@@ -5,6 +5,7 @@
  */
 #include "glue.h"
 
+#include <ucs/config/parser.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log_def.h>
 
@@ -504,13 +505,36 @@ extern "C" ucs_status_t uct_ib_glue_install(const uct_ib_glue_ops_t *ops)
     return UCS_OK;
 }
 
-extern "C" ucs_status_t uct_ib_glue_init_from_env(void)
+namespace {
+
+struct uct_ib_glue_config {
+    char *name;
+};
+
+ucs_config_field_t uct_ib_glue_config_table[] = {
+    {"IB_GLUE", "",
+     "Which device table the ib transports use: \"" UCT_IB_GLUE_ENV_RDMA_CORE
+     "\" (the devices rdma-core\n"
+     "finds) or \"" UCT_IB_GLUE_ENV_EMULATED "\" (the emulated mlx5 device of "
+     UCT_IB_GLUE_EMU_LIBRARY ";\n"
+     "tools mark its ports \"(emulated)\"). Empty keeps rdma-core. Read once,\n"
+     "when the ib component first lists its devices; never chosen automatically.",
+     offsetof(uct_ib_glue_config, name), UCS_CONFIG_TYPE_STRING},
+
+    UCS_CONFIG_EMPTY_FIELD
+};
+
+} // namespace
+
+UCS_CONFIG_REGISTER_TABLE(uct_ib_glue_config_table, "IB device table", "",
+                          uct_ib_glue_config)
+
+static ucs_status_t uct_ib_glue_select(const char *value)
 {
-    const char *value = getenv(UCT_IB_GLUE_ENV);
     const uct_ib_glue_ops_t *ops;
     ucs_status_t status;
 
-    if ((value == nullptr) || (value[0] == '\0')) {
+    if (value[0] == '\0') {
         return UCS_OK;
     }
 
@@ -531,6 +555,22 @@ extern "C" ucs_status_t uct_ib_glue_init_from_env(void)
     }
 
     return uct_ib_glue_install(ops);
+}
+
+extern "C" ucs_status_t uct_ib_glue_init_from_env(void)
+{
+    uct_ib_glue_config config;
+    ucs_status_t       status;
+
+    status = ucs_config_parser_fill_opts(&config, uct_ib_glue_config_table,
+                                         UCS_DEFAULT_ENV_PREFIX, "");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_ib_glue_select(config.name);
+    ucs_config_parser_release_opts(&config, uct_ib_glue_config_table);
+    return status;
 }
 
 extern "C" ucs_status_t
