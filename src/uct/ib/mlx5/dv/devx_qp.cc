@@ -1,4 +1,5 @@
 #include "devx_qp.h"
+#include <ucs/sys/math.h>
 #include "devx.h"
 
 #include <ucs/debug/log_def.h>
@@ -15,21 +16,6 @@ constexpr size_t wqebb_size   = 64;
 constexpr size_t rq_stride    = 16;  /* one data segment per receive */
 constexpr size_t buf_align    = 4096;
 constexpr size_t dbrec_size   = 64;
-
-unsigned ilog2(unsigned n)
-{
-    return (n <= 1) ? 0 : 31 - __builtin_clz(n);
-}
-
-bool is_pow2(unsigned n)
-{
-    return (n != 0) && ((n & (n - 1)) == 0);
-}
-
-size_t align_up(size_t n, size_t a)
-{
-    return (n + a - 1) / a * a;
-}
 
 } // namespace
 
@@ -52,8 +38,8 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
     size_t                         wq_len;
     ucs_status_t                   status;
 
-    if (!is_pow2(attr->sq_wqe_cnt) ||
-        ((attr->rq_wqe_cnt != 0) && !is_pow2(attr->rq_wqe_cnt))) {
+    if (!ucs_is_pow2(attr->sq_wqe_cnt) ||
+        ((attr->rq_wqe_cnt != 0) && !ucs_is_pow2(attr->rq_wqe_cnt))) {
         ucs_error("%s: queue sizes must be powers of two (sq %u rq %u)",
                   dev.port_name(port_num).c_str(), attr->sq_wqe_cnt,
                   attr->rq_wqe_cnt);
@@ -67,7 +53,7 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
 
     /* RQ first, then SQ, then the doorbell record on its own line */
     wq_len      = attr->rq_wqe_cnt * rq_stride + attr->sq_wqe_cnt * wqebb_size;
-    qp->m_buf_len = align_up(wq_len, buf_align) + dbrec_size;
+    qp->m_buf_len = ucs_align_up(wq_len, buf_align) + dbrec_size;
     if (posix_memalign(&qp->m_buf, buf_align, qp->m_buf_len) != 0) {
         delete qp;
         return UCS_ERR_NO_MEMORY;
@@ -88,12 +74,12 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
     params.cqn_snd       = attr->cqn_snd;
     params.cqn_rcv       = attr->cqn_rcv;
     params.uar_page      = attr->uar_page;
-    params.log_sq_size   = ilog2(attr->sq_wqe_cnt);
+    params.log_sq_size   = ucs_ilog2(attr->sq_wqe_cnt);
     params.has_rq        = attr->rq_wqe_cnt != 0;
-    params.log_rq_size   = ilog2(attr->rq_wqe_cnt);
-    params.log_rq_stride = ilog2(rq_stride / 16);
+    params.log_rq_size   = ucs_ilog2(attr->rq_wqe_cnt);
+    params.log_rq_stride = ucs_ilog2(rq_stride / 16);
     params.umem_id       = qp->m_umem->umem_id;
-    params.dbr_offset    = align_up(wq_len, buf_align);
+    params.dbr_offset    = ucs_align_up(wq_len, buf_align);
     uct_ib_mlx5_build_create_qp(&params, &in);
 
     desc   = {qp->dev_name(), "CREATE_QP", UCT_IB_MLX5_DEVX_NO_QPN,

@@ -12,6 +12,7 @@
  * with it through uct_rc_mlx5_iface_common_devx_connect_qps().
  */
 #include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
+#include <ucs/sys/math.h>
 
 #include <ucs/debug/log_def.h>
 
@@ -210,16 +211,6 @@ const uct_iface_ops_t uct_rc_gdaki_iface_ops = {
     .iface_progress           = uct_iface_progress_nop
 };
 
-unsigned roundup_pow2(unsigned n)
-{
-    unsigned p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
                         const uct_iface_params_t *params,
                         const uct_iface_config_t *tl_config,
@@ -249,7 +240,7 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
         return status;
     }
 
-    iface->num_channels = roundup_pow2(config->num_channels);
+    iface->num_channels = ucs_roundup_pow2(config->num_channels);
     if (iface->num_channels != config->num_channels) {
         ucs_debug("%s: rc_gda uses %u channels per endpoint (%u rounded up)",
                   iface->dev_name.c_str(), iface->num_channels,
@@ -260,21 +251,9 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
     return UCS_OK;
 }
 
-bool port_has_devx(const uct_ib_md *md, uint8_t)
-{
-    return md->dev->devx();
-}
-
-ucs_status_t query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
-                           unsigned *num_devices_p)
-{
-    return uct_ib_md_query_tl_devices(md, port_has_devx, devices_p,
-                                      num_devices_p);
-}
-
 uct_tl_t uct_rc_gdaki_tl = {
     .name          = "rc_gda",
-    .query_devices = query_devices,
+    .query_devices = uct_rc_mlx5_query_devx_devices,
     .iface_open    = iface_open,
     .config        = {"RC_GDA transport", "RC_GDA_",
                       uct_rc_gdaki_iface_config_table,

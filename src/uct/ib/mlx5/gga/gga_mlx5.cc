@@ -213,21 +213,9 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
     return UCS_OK;
 }
 
-bool port_has_devx(const uct_ib_md *md, uint8_t)
-{
-    return md->dev->devx();
-}
-
-ucs_status_t query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
-                           unsigned *num_devices_p)
-{
-    return uct_ib_md_query_tl_devices(md, port_has_devx, devices_p,
-                                      num_devices_p);
-}
-
 uct_tl_t uct_gga_mlx5_tl = {
     .name          = "gga_mlx5",
-    .query_devices = query_devices,
+    .query_devices = uct_rc_mlx5_query_devx_devices,
     .iface_open    = iface_open,
     .config        = {"GGA_MLX5 transport", "GGA_MLX5_",
                       uct_gga_mlx5_iface_config_table,

@@ -4,6 +4,7 @@
  * taken from a cache, so a peer whose MAC changed is reached at its new one.
  */
 #include "rc_mlx5_common.h"
+#include <ucs/sys/math.h>
 
 #include <uct/ib/base/ib_ah.h>
 #include <ucs/debug/log_def.h>
@@ -14,11 +15,6 @@
 #include <string>
 
 namespace {
-
-unsigned ilog2(unsigned n)
-{
-    return (n <= 1) ? 0 : 31 - __builtin_clz(n);
-}
 
 unsigned mtu_bytes(enum ibv_mtu mtu)
 {
@@ -123,7 +119,7 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     rtr.port_num    = iface->port_num;
     rtr.mtu         = path_mtu;
     rtr.log_msg_max = iface->caps.log_max_msg;
-    rtr.log_rra_max = ilog2(std::max(max_rd_atomic, 1u));
+    rtr.log_rra_max = ucs_ilog2(std::max(max_rd_atomic, 1u));
     rtr.min_rnr_nak = iface->min_rnr_nak;
     rtr.access      = {true, true, true};
     rtr.path        = *path;
@@ -138,7 +134,7 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     rts.retry_count = iface->retry_count;
     rts.rnr_retry   = iface->rnr_retry;
     rts.ack_timeout = iface->ack_timeout;
-    rts.log_sra_max = ilog2(std::max(max_rd_atomic, 1u));
+    rts.log_sra_max = ucs_ilog2(std::max(max_rd_atomic, 1u));
     uct_ib_mlx5_build_rtr2rts(&rts, &rts_in);
 
     status = qp->rtr2rts(&rts_in);

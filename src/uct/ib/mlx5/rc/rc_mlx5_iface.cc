@@ -1,4 +1,5 @@
 #include "rc_mlx5_iface.h"
+#include <ucs/sys/math.h>
 
 #include <uct/ib/mlx5/dv/dv_obj.h>
 #include <ucs/debug/log_def.h>
@@ -56,16 +57,6 @@ ucs_config_field_t uct_rc_mlx5_iface_config_table[] = {
 };
 
 namespace {
-
-unsigned roundup_pow2(unsigned n)
-{
-    unsigned p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
 
 void iface_close(uct_iface_h tl_iface)
 {
@@ -178,21 +169,9 @@ ucs_status_t rc_verbs_iface_open(uct_md_h md, uct_worker_h worker,
     return iface_open(md, worker, params, config, false, iface_p);
 }
 
-bool port_has_devx(const uct_ib_md *md, uint8_t)
-{
-    return md->dev->devx();
-}
-
 bool any_port(const uct_ib_md *, uint8_t)
 {
     return true;
-}
-
-ucs_status_t rc_mlx5_query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
-                                   unsigned *num_devices_p)
-{
-    return uct_ib_md_query_tl_devices(md, port_has_devx, devices_p,
-                                      num_devices_p);
 }
 
 ucs_status_t rc_verbs_query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
@@ -203,7 +182,7 @@ ucs_status_t rc_verbs_query_devices(uct_md_h md, uct_tl_device_resource_t **devi
 
 uct_tl_t uct_rc_mlx5_tl = {
     .name          = "rc_mlx5",
-    .query_devices = rc_mlx5_query_devices,
+    .query_devices = uct_rc_mlx5_query_devx_devices,
     .iface_open    = rc_mlx5_iface_open,
     .config        = {"RC_MLX5 transport", "RC_MLX5_",
                       uct_rc_mlx5_iface_config_table,
@@ -239,8 +218,8 @@ uct_rc_mlx5_iface_create_devx_qp(uct_rc_mlx5_iface *iface, unsigned sq_len,
     attr.cqn_snd    = iface->send_cq->cqn();
     attr.cqn_rcv    = iface->recv_cq->cqn();
     attr.uar_page   = iface->uar->page_id();
-    attr.sq_wqe_cnt = roundup_pow2(sq_len);
-    attr.rq_wqe_cnt = (rq_len == 0) ? 0 : roundup_pow2(rq_len);
+    attr.sq_wqe_cnt = ucs_roundup_pow2(sq_len);
+    attr.rq_wqe_cnt = (rq_len == 0) ? 0 : ucs_roundup_pow2(rq_len);
 
     status = uct_ib_mlx5_devx_qp::create(*iface->md->dev, iface->port_num,
                                          &attr, &qp);
@@ -277,8 +256,8 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
 
     iface->devx            = devx;
     iface->rc              = *rc_config;
-    iface->rc.tx_queue_len = roundup_pow2(std::max(rc_config->tx_queue_len, 1u));
-    iface->rc.rx_queue_len = roundup_pow2(std::max(rc_config->rx_queue_len, 1u));
+    iface->rc.tx_queue_len = ucs_roundup_pow2(std::max(rc_config->tx_queue_len, 1u));
+    iface->rc.rx_queue_len = ucs_roundup_pow2(std::max(rc_config->rx_queue_len, 1u));
 
     for (auto *slot : {&iface->send_cq, &iface->recv_cq}) {
         status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->rc.tx_queue_len,
@@ -329,4 +308,17 @@ void uct_rc_mlx5_iface_query(const uct_rc_mlx5_iface *iface,
     attr->bandwidth.dedicated = (128ul << iface->path_mtu) * 1e6; /* nominal */
     attr->overhead       = 75e-9;
     attr->priority       = 0;
+}
+
+static bool uct_rc_mlx5_port_has_devx(const uct_ib_md *md, uint8_t)
+{
+    return md->dev->devx();
+}
+
+ucs_status_t uct_rc_mlx5_query_devx_devices(uct_md_h md,
+                                            uct_tl_device_resource_t **devices_p,
+                                            unsigned *num_devices_p)
+{
+    return uct_ib_md_query_tl_devices(md, uct_rc_mlx5_port_has_devx, devices_p,
+                                      num_devices_p);
 }

@@ -84,6 +84,11 @@ uct_rc_mlx5_iface_create_devx_qp(uct_rc_mlx5_iface *iface, unsigned sq_len,
                                  unsigned rq_len,
                                  std::unique_ptr<uct_ib_mlx5_devx_qp> *qp_p);
 
+/** The ports of @a md's device if it has DevX (rc_mlx5, rc_gda, gga_mlx5). */
+ucs_status_t uct_rc_mlx5_query_devx_devices(uct_md_h md,
+                                            uct_tl_device_resource_t **devices_p,
+                                            unsigned *num_devices_p);
+
 /** Create and self-connect the tag-matching command QP. */
 [[nodiscard]] ucs_status_t uct_rc_mlx5_iface_tm_init(uct_rc_mlx5_iface *iface);
 
