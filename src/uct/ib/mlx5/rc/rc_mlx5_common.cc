@@ -62,7 +62,8 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
     iface->pd             = pd;
     iface->gid_info       = *gid_info;
     iface->path           = *path;
-    iface->force_loopback = dev->is_port_roce(port_num) &&
+    iface->eth            = dev->is_port_roce(port_num);
+    iface->force_loopback = iface->eth &&
                             uct_ib_mlx5_hca_caps_force_loopback(&iface->caps);
     iface->ack_timeout    = uct_rc_mlx5_ack_timeout_exp(config->timeout);
     iface->min_rnr_nak    = uct_rc_mlx5_rnr_timer_code(config->rnr_timeout);

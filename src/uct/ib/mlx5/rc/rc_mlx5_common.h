@@ -26,6 +26,7 @@ typedef struct uct_rc_mlx5_iface_common {
     uct_ib_device_gid_info_t gid_info;       /* the interface's GID */
     uct_ib_path_params_t     path;           /* sl, tclass, hop limit, ... */
     uct_ib_mlx5_hca_caps_t   caps;
+    bool                     eth;            /* RoCE port */
     bool                     force_loopback; /* RoCE self-connect with fl */
     /* encoded for the QP context */
     uint8_t                  ack_timeout;
@@ -100,7 +101,7 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
  * the connect benchmark uses these to measure a cached AH next to it.
  */
 
-/** The RoCE address path an mlx5 address vector describes. */
+/** The RoCE address path an mlx5 address vector describes (all of it). */
 void uct_rc_mlx5_roce_path_from_av(const uct_rc_mlx5_iface_common_t *iface,
                                    const struct mlx5_wqe_av *av, uint8_t sl,
                                    uct_ib_mlx5_address_path_t *path);

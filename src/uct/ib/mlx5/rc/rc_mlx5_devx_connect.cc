@@ -148,6 +148,19 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     return UCS_OK;
 }
 
+ucs_status_t check_init(const uct_rc_mlx5_qp_peer_t *peers, unsigned count)
+{
+    for (unsigned i = 0; i < count; ++i) {
+        if (peers[i].qp->state() != UCT_MLX5_QP_STATE_INIT) {
+            ucs_error("%s: cannot connect qp 0x%x: state %u, not INIT",
+                      peers[i].qp->dev_name(), peers[i].qp->qpn(),
+                      peers[i].qp->state());
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+    return UCS_OK;
+}
+
 } // namespace
 
 ucs_status_t
@@ -162,17 +175,13 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
     uct_ib_mlx5_address_path_t path = {};
     ucs_status_t               status;
 
-    for (unsigned i = 0; i < count; ++i) {
-        if (peers[i].qp->state() != UCT_MLX5_QP_STATE_INIT) {
-            ucs_error("%s: cannot connect qp 0x%x: state %u, not INIT",
-                      peers[i].qp->dev_name(), peers[i].qp->qpn(),
-                      peers[i].qp->state());
-            return UCS_ERR_INVALID_PARAM;
-        }
+    status = check_init(peers, count); /* before any AH is made for them */
+    if (status != UCS_OK) {
+        return status;
     }
 
     /* One resolution for all the QPs: they share the destination */
-    path.eth = iface->dev->is_port_roce(iface->port_num);
+    path.eth = iface->eth;
     if (path.eth) {
         status = roce_path(iface, ah_attr, &path);
         if (status != UCS_OK) {
@@ -192,6 +201,7 @@ void uct_rc_mlx5_roce_path_from_av(const uct_rc_mlx5_iface_common_t *iface,
                                    const struct mlx5_wqe_av *av, uint8_t sl,
                                    uct_ib_mlx5_address_path_t *path)
 {
+    *path                = {};
     path->eth            = true;
     path->eth_prio       = sl & 0x7;
     memcpy(path->rmac, av->rmac, sizeof(path->rmac));
@@ -215,6 +225,11 @@ uct_rc_mlx5_iface_common_devx_connect_path(const uct_rc_mlx5_iface_common_t *ifa
                                            unsigned max_rd_atomic)
 {
     ucs_status_t status;
+
+    status = check_init(peers, count);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     for (unsigned i = 0; i < count; ++i) {
         status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, path,
