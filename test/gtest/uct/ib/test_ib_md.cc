@@ -2,7 +2,7 @@
  * The ib component, its memory domains, tl resources and GID selection
  * through the public UCT API on the emulated device.
  */
-#include <uct/ib/ib_uct_test.h>
+#include <uct/ib/mlx5/rc_api_test.h>
 
 #include <uct/ib/base/ib_address.h>
 
@@ -13,25 +13,6 @@
 namespace {
 
 using namespace ib_test;
-
-uct_component_h ib_component()
-{
-    uct_component_h *components;
-    unsigned        count;
-    uct_component_h ib = nullptr;
-
-    EXPECT_EQ(UCS_OK, uct_query_components(&components, &count));
-    for (unsigned i = 0; i < count; ++i) {
-        uct_component_attr_t attr = {};
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        EXPECT_EQ(UCS_OK, uct_component_query(components[i], &attr));
-        if (std::string(attr.name) == "ib") {
-            ib = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return ib;
-}
 
 std::set<std::string> md_names(uct_component_h ib)
 {
@@ -139,17 +120,21 @@ TEST_F(test_ib_md, rdma_core_without_kernel_support_is_not_an_error)
     EXPECT_EQ(0u, capture.lines().size()) << capture.dump();
 }
 
-TEST_F(test_ib_md, query_register_and_pack)
+/* Registration on every link layer */
+class test_ib_md_reg : public rc_api_test {
+};
+
+TEST_P(test_ib_md_reg, query_register_and_pack)
 {
-    uct_port             port("mlx5_0", "rc_mlx5");
+    uct_md_h             md   = this->md(a());
     uct_md_attr_t        attr = {};
     std::vector<uint8_t> buf(8192, 0x5a);
     uct_mem_h            memh;
     uint64_t             packed;
     uct_rkey_bundle_t    bundle;
 
-    ASSERT_EQ(UCS_OK, port.open());
-    ASSERT_EQ(UCS_OK, uct_md_query(port.md(), &attr));
+    ASSERT_NE(nullptr, md);
+    ASSERT_EQ(UCS_OK, uct_md_query(md, &attr));
     EXPECT_TRUE(attr.cap.flags & UCT_MD_FLAG_REG);
     EXPECT_TRUE(attr.cap.flags & UCT_MD_FLAG_NEED_RKEY);
     EXPECT_STREQ("ib", attr.component_name);
@@ -159,61 +144,64 @@ TEST_F(test_ib_md, query_register_and_pack)
                            unsigned(UCT_MD_MEM_ACCESS_REMOTE_PUT),
                            unsigned(UCT_MD_MEM_ACCESS_ALL)}) {
         SCOPED_TRACE(flags);
-        ASSERT_EQ(UCS_OK, uct_md_mem_reg(port.md(), buf.data(), buf.size(),
-                                         flags, &memh));
-        ASSERT_EQ(UCS_OK, uct_md_mkey_pack(port.md(), memh, &packed));
+        ASSERT_EQ(UCS_OK, uct_md_mem_reg(md, buf.data(), buf.size(), flags,
+                                         &memh));
+        ASSERT_EQ(UCS_OK, uct_md_mkey_pack(md, memh, &packed));
         EXPECT_NE(0u, packed & 0xffffffffu);
         EXPECT_EQ(packed >> 32, packed & 0xffffffffu) << "rkey and atomic rkey";
         ASSERT_EQ(UCS_OK, uct_rkey_unpack(ib_component(), &packed, &bundle));
         EXPECT_EQ(packed, bundle.rkey);
         EXPECT_EQ(UCS_OK, uct_rkey_release(ib_component(), &bundle));
-        EXPECT_EQ(UCS_OK, uct_md_mem_dereg(port.md(), memh));
+        EXPECT_EQ(UCS_OK, uct_md_mem_dereg(md, memh));
     }
 }
 
-TEST_F(test_ib_md, registration_failure_says_why)
+TEST_P(test_ib_md_reg, registration_failure_says_why)
 {
-    uct_port             port("mlx5_0", "rc_mlx5");
+    uct_md_h             md = this->md(a());
     std::vector<uint8_t> buf(4096);
     uct_mem_h            memh;
 
-    ASSERT_EQ(UCS_OK, port.open());
+    ASSERT_NE(nullptr, md);
     ASSERT_EQ(UCS_OK, uct_ib_emu_fail_op("reg_mr", 2, ENOMEM));
     {
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
-        EXPECT_EQ(UCS_ERR_NO_MEMORY, uct_md_mem_reg(port.md(), buf.data(),
-                                                    buf.size(), 0, &memh));
+        EXPECT_EQ(UCS_ERR_NO_MEMORY, uct_md_mem_reg(md, buf.data(), buf.size(),
+                                                    0, &memh));
         EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
-                                    std::string("reg_mr(mlx5_0, address ")))
-                << capture.dump();
+                                    std::string("reg_mr(") + a().dev +
+                                    ", address ")) << capture.dump();
         EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, strerror(ENOMEM)))
                 << capture.dump();
     }
     {
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
         EXPECT_EQ(UCS_ERR_NO_MEMORY,
-                  uct_md_mem_reg(port.md(), buf.data(), buf.size(),
+                  uct_md_mem_reg(md, buf.data(), buf.size(),
                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
         EXPECT_EQ(0u, capture.lines().size()) << capture.dump();
     }
 }
 
+UCT_IB_INSTANTIATE_LINK_TEST(test_ib_md_reg);
+
 /* GID selection, seen by peers in the interface's device address */
-class test_ib_gid : public link_test {
+class test_ib_gid : public rc_api_test {
 protected:
-    uct_ib_address_info_t address_of(const uct_port &port) const
+    uct_ib_address_info_t address_of(uct_iface_h iface) const
     {
-        std::vector<uint8_t>  addr = port.device_address();
+        std::vector<uint8_t>  addr = device_address(iface);
         uct_ib_address_info_t info;
 
         uct_ib_address_unpack(addr.data(), &info);
         return info;
     }
 
-    void expect_gid(const uct_port &port, const union ibv_gid &gid,
+    void expect_gid(uct_iface_h iface, const union ibv_gid &gid,
                     uct_ib_roce_version_t ver) const
     {
-        uct_ib_address_info_t info = address_of(port);
+        ASSERT_NE(nullptr, iface);
+        uct_ib_address_info_t info = address_of(iface);
 
         EXPECT_EQ(0, memcmp(gid.raw, info.gid.raw, 16))
                 << uct_ib_gid_str(&info.gid);
@@ -231,15 +219,15 @@ protected:
 
 TEST_P(test_ib_gid, auto_selection)
 {
-    uct_port port(a().dev, "rc_mlx5");
+    uct_iface_h iface = open_iface("rc_mlx5", a());
 
-    ASSERT_EQ(UCS_OK, port.open());
+    ASSERT_NE(nullptr, iface);
     if (roce()) {
-        expect_gid(port, ipv4_gid(a().ipv4), expected_ver());
-        EXPECT_EQ(17u, port.attr().device_addr_len);
+        expect_gid(iface, ipv4_gid(a().ipv4), expected_ver());
+        EXPECT_EQ(17u, query(iface).device_addr_len);
     } else {
-        EXPECT_EQ(a().lid, address_of(port).lid);
-        EXPECT_EQ(3u, port.attr().device_addr_len) << "flags + LID";
+        EXPECT_EQ(a().lid, address_of(iface).lid);
+        EXPECT_EQ(3u, query(iface).device_addr_len) << "flags + LID";
     }
 }
 
@@ -251,19 +239,18 @@ TEST_P(test_ib_gid, knob_is_honoured)
 
     /* index 0: RoCEv1 link-local; 1: RoCEv2 link-local (absent on v1-only) */
     ucs::scoped_setenv env("UCX_IB_GID_INDEX", "0");
-    uct_port           port(a().dev, "rc_mlx5");
 
-    ASSERT_EQ(UCS_OK, port.open());
-    expect_gid(port, link_local_gid(a().mac), UCT_IB_DEVICE_ROCE_V1);
+    expect_gid(open_iface("rc_mlx5", a()), link_local_gid(a().mac),
+               UCT_IB_DEVICE_ROCE_V1);
 }
 
 TEST_P(test_ib_gid, missing_index_is_an_error)
 {
     ucs::scoped_setenv      env("UCX_IB_GID_INDEX", "7");
     ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
-    uct_port                port(a().dev, "rc_mlx5");
+    uct_iface_h             iface;
 
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, port.open());
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, try_open_iface("rc_mlx5", a(), {}, &iface));
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
                                 port_name(a()) + ": GID index 7 does not exist"))
             << capture.dump();
@@ -286,18 +273,16 @@ TEST_P(test_ib_gid, falls_back_when_not_operational)
 
     for (const auto &c : cases) {
         SCOPED_TRACE(c.first);
-        uct_port port(a().dev, "rc_mlx5");
-
         ASSERT_EQ(UCS_OK, uct_ib_emu_fail_op("create_ah", c.first, EHOSTUNREACH));
-        ASSERT_EQ(UCS_OK, port.open());
+        uct_iface_h iface = open_iface("rc_mlx5", a());
         EXPECT_EQ(0u, uct_ib_emu_pending_faults());
-        expect_gid(port, c.second.first, c.second.second);
+        expect_gid(iface, c.second.first, c.second.second);
     }
 
-    uct_port                port(a().dev, "rc_mlx5");
+    uct_iface_h             iface;
     ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
     ASSERT_EQ(UCS_OK, uct_ib_emu_fail_op("create_ah", 4, EHOSTUNREACH));
-    EXPECT_EQ(UCS_ERR_NO_DEVICE, port.open());
+    EXPECT_EQ(UCS_ERR_NO_DEVICE, try_open_iface("rc_mlx5", a(), {}, &iface));
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "no operational RoCE GID"))
             << capture.dump();
 }
@@ -310,15 +295,14 @@ TEST_P(test_ib_gid, subnet_filter)
 
     {
         ucs::scoped_setenv env("UCX_IB_ROCE_SUBNETS", "fe80::/10");
-        uct_port           port(a().dev, "rc_mlx5");
-        ASSERT_EQ(UCS_OK, port.open());
-        expect_gid(port, link_local_gid(a().mac), expected_ver());
+        expect_gid(open_iface("rc_mlx5", a()), link_local_gid(a().mac),
+                   expected_ver());
     }
     {
         ucs::scoped_setenv      env("UCX_IB_ROCE_SUBNETS", "10.0.0.0/8");
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
-        uct_port                port(a().dev, "rc_mlx5");
-        EXPECT_EQ(UCS_ERR_NO_DEVICE, port.open());
+        uct_iface_h             iface;
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, try_open_iface("rc_mlx5", a(), {}, &iface));
         EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
                                     "no operational RoCE GID in "
                                     "UCX_IB_ROCE_SUBNETS")) << capture.dump();
@@ -327,12 +311,11 @@ TEST_P(test_ib_gid, subnet_filter)
 
 TEST_P(test_ib_gid, reachability_between_ports)
 {
-    uct_port pa(a().dev, "rc_mlx5"), pb(b().dev, "rc_mlx5");
+    uct_iface_h ia = open_iface("rc_mlx5", a());
+    uct_iface_h ib = open_iface("rc_mlx5", b());
+    ASSERT_TRUE(ia && ib);
 
-    ASSERT_EQ(UCS_OK, pa.open());
-    ASSERT_EQ(UCS_OK, pb.open());
-
-    std::vector<uint8_t>             addr = pb.device_address();
+    std::vector<uint8_t>             addr = device_address(ib);
     uct_iface_is_reachable_params_t  params = {};
     char                             info[256] = "";
 
@@ -342,16 +325,14 @@ TEST_P(test_ib_gid, reachability_between_ports)
     params.device_addr        = reinterpret_cast<uct_device_addr_t*>(addr.data());
     params.info_string        = info;
     params.info_string_length = sizeof(info);
-    EXPECT_TRUE(uct_iface_is_reachable_v2(pa.iface(), &params)) << info;
+    EXPECT_TRUE(uct_iface_is_reachable_v2(ia, &params)) << info;
 
     if (GetParam() == link_layer::roce_v2) {
         /* a RoCEv1 peer is not reachable from a RoCEv2 interface */
         ucs::scoped_setenv env("UCX_IB_GID_INDEX", "2");
-        uct_port           pv1(b().dev, "rc_mlx5");
-        ASSERT_EQ(UCS_OK, pv1.open());
-        addr               = pv1.device_address();
+        addr               = device_address(open_iface("rc_mlx5", b()));
         params.device_addr = reinterpret_cast<uct_device_addr_t*>(addr.data());
-        EXPECT_FALSE(uct_iface_is_reachable_v2(pa.iface(), &params));
+        EXPECT_FALSE(uct_iface_is_reachable_v2(ia, &params));
         EXPECT_NE(nullptr, strstr(info, "different RoCE version")) << info;
     }
 }

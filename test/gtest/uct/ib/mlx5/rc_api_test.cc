@@ -36,7 +36,7 @@ void rc_api_test::cleanup()
     link_test::cleanup();
 }
 
-uct_component_h rc_api_test::ib_component()
+uct_component_h ib_component()
 {
     uct_component_h *components;
     unsigned        num_components;
@@ -169,22 +169,29 @@ uct_iface_attr_t rc_api_test::query(uct_iface_h iface)
     return attr;
 }
 
+std::vector<uint8_t> rc_api_test::device_address(uct_iface_h iface)
+{
+    std::vector<uint8_t> addr(query(iface).device_addr_len + 1);
+
+    EXPECT_EQ(UCS_OK, uct_iface_get_device_address(
+                      iface, reinterpret_cast<uct_device_addr_t*>(addr.data())));
+    addr.pop_back();
+    return addr;
+}
+
 ep_address rc_api_test::address(uct_iface_h iface, uct_ep_h ep)
 {
     uct_iface_attr_t attr = query(iface);
     ep_address       addr;
 
     /* one byte more: an empty address still needs a buffer to be written */
-    addr.dev.resize(attr.device_addr_len + 1);
+    addr.dev = device_address(iface);
     addr.iface.resize(attr.iface_addr_len + 1);
     addr.ep.resize(attr.ep_addr_len + 1);
-    EXPECT_EQ(UCS_OK, uct_iface_get_device_address(
-                      iface, reinterpret_cast<uct_device_addr_t*>(addr.dev.data())));
     EXPECT_EQ(UCS_OK, uct_iface_get_address(
                       iface, reinterpret_cast<uct_iface_addr_t*>(addr.iface.data())));
     EXPECT_EQ(UCS_OK, uct_ep_get_address(
                       ep, reinterpret_cast<uct_ep_addr_t*>(addr.ep.data())));
-    addr.dev.resize(attr.device_addr_len);
     addr.iface.resize(attr.iface_addr_len);
     addr.ep.resize(attr.ep_addr_len);
     return addr;

@@ -37,12 +37,12 @@ struct ep_address {
     std::vector<uint8_t> ep;
 };
 
+/** The "ib" component, from the public list. */
+uct_component_h ib_component();
+
 class rc_api_test : public link_test {
 protected:
     void cleanup() override;
-
-    /** The "ib" component, from the public list. */
-    static uct_component_h ib_component();
 
     /** Memory domain of @a p's device (opened once per test). */
     uct_md_h md(const peer &p);
@@ -60,6 +60,9 @@ protected:
     uct_ep_h create_ep(uct_iface_h iface);
 
     static uct_iface_attr_t query(uct_iface_h iface);
+
+    /** The device address of @a iface, sized as uct_iface_query says. */
+    static std::vector<uint8_t> device_address(uct_iface_h iface);
 
     /** The addresses of @a ep on @a iface, sized as uct_iface_query says. */
     static ep_address address(uct_iface_h iface, uct_ep_h ep);
