@@ -32,11 +32,10 @@ loader_state &loader()
 
 std::string take_dlerror()
 {
-    const char  *msg  = dlerror();
-    std::string text = (msg == nullptr) ? "unknown error" : msg;
+    char buf[512];
 
-    (void)dlerror(); /* frees the string glibc kept for the call above */
-    return text;
+    ucs_dlerror_take(buf, sizeof(buf));
+    return buf;
 }
 
 std::string module_key(const std::string &framework, const std::string &name)
@@ -86,6 +85,14 @@ ucs_status_t load_locked(loader_state &s, const std::string &dir,
 }
 
 } // namespace
+
+void ucs_dlerror_take(char *buf, size_t max)
+{
+    const char *msg = dlerror();
+
+    snprintf(buf, max, "%s", (msg == nullptr) ? "unknown error" : msg);
+    (void)dlerror(); /* frees the string glibc kept for the call above */
+}
 
 ucs_status_t ucs_module_dir(char *buf, size_t max)
 {

@@ -22,6 +22,12 @@ ucs_status_t ucs_module_dir(char *buf, size_t max);
  *  Returns the number of modules loaded by this call. */
 unsigned ucs_modules_load(const char *framework);
 
+/**
+ * The pending dlerror() message (or "unknown error") in @a buf, then release
+ * glibc's copy of it with a second dlerror(), so nothing stays allocated.
+ */
+void ucs_dlerror_take(char *buf, size_t max);
+
 /** Load lib<framework>_<name>.so; UCS_ERR_NO_ELEM if it cannot be loaded. */
 ucs_status_t ucs_module_load(const char *framework, const char *name);
 

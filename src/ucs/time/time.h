@@ -17,9 +17,15 @@ typedef uint64_t ucs_time_t;
 /** Now, on the monotonic clock. */
 ucs_time_t ucs_get_time(void);
 
+/** Saturates: a huge or infinite duration is UCS_TIME_INFINITY. */
 static inline ucs_time_t ucs_time_from_sec(double sec)
 {
-    return (sec <= 0) ? 0 : (ucs_time_t)(sec * 1e9 + 0.5);
+    if (!(sec > 0)) {
+        return 0;
+    } else if (!(sec < 1.8e10)) { /* ~570 years; also catches inf */
+        return UCS_TIME_INFINITY;
+    }
+    return (ucs_time_t)(sec * 1e9 + 0.5);
 }
 
 static inline ucs_time_t ucs_time_from_msec(double msec)

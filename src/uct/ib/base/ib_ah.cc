@@ -14,6 +14,14 @@ ucs_status_t uct_ib_transient_ah::create(struct ibv_pd *pd,
         return UCS_OK;
     }
 
+    if (errno == 0) {
+        /* the provider's answer to a port outside 1..num_ports */
+        ucs_log(fail_level, "create_ah(%s) failed: port %u is not a port of "
+                "the device", m_dev.port_name(m_port_num).c_str(),
+                attr->port_num);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     if (attr->is_global) {
         ucs_log(fail_level, "create_ah(%s) to %s failed: %m",
                 m_dev.port_name(m_port_num).c_str(),

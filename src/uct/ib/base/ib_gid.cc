@@ -28,16 +28,6 @@ bool is_roce_type(uint32_t gid_type)
            (gid_type == IBV_GID_TYPE_ROCE_V2);
 }
 
-const char *gid_type_str(uint32_t gid_type)
-{
-    switch (gid_type) {
-    case IBV_GID_TYPE_IB:      return "IB";
-    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-    default:                   return "unknown";
-    }
-}
-
 void fill_gid_info(const struct ibv_gid_entry &entry,
                    uct_ib_device_gid_info_t *gid_info)
 {
@@ -89,7 +79,7 @@ ucs_status_t select_configured(const uct_ib_device &dev, uint8_t port_num,
     if (roce && !is_roce_type(entry->gid_type)) {
         ucs_error("%s: GID index %lu has type %s, not RoCE (UCX_IB_GID_INDEX)",
                   dev.port_name(port_num).c_str(), index,
-                  gid_type_str(entry->gid_type));
+                  uct_ib_gid_type_str(entry->gid_type));
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -98,6 +88,16 @@ ucs_status_t select_configured(const uct_ib_device &dev, uint8_t port_num,
 }
 
 } // namespace
+
+const char *uct_ib_gid_type_str(uint32_t gid_type)
+{
+    switch (gid_type) {
+    case IBV_GID_TYPE_IB:      return "IB";
+    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+    default:                   return "unknown";
+    }
+}
 
 bool uct_ib_subnet_parse(const char *spec, uct_ib_subnet_t *subnet)
 {
@@ -205,14 +205,14 @@ ucs_status_t uct_ib_device_select_gid(const uct_ib_device &dev, uint8_t port_num
                 if (!is_operational(dev, port_num, pd, entry)) {
                     ucs_debug("%s: GID index %u (%s %s) is not operational",
                               dev.port_name(port_num).c_str(), entry.gid_index,
-                              gid_type_str(entry.gid_type),
+                              uct_ib_gid_type_str(entry.gid_type),
                               uct_ib_gid_str(&entry.gid).c_str());
                     continue;
                 }
                 fill_gid_info(entry, gid_info_p);
                 ucs_debug("%s: selected GID index %u (%s %s)",
                           dev.port_name(port_num).c_str(), entry.gid_index,
-                          gid_type_str(entry.gid_type),
+                          uct_ib_gid_type_str(entry.gid_type),
                           uct_ib_gid_str(&entry.gid).c_str());
                 return UCS_OK;
             }

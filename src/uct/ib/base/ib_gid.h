@@ -27,6 +27,9 @@ ucs_status_t uct_ib_device_select_gid(const uct_ib_device &dev, uint8_t port_num
                                       const ucs_config_names_array_t *subnets,
                                       uct_ib_device_gid_info_t *gid_info_p);
 
+/** "IB", "RoCE v1" or "RoCE v2" for an ibv_gid_type */
+const char *uct_ib_gid_type_str(uint32_t gid_type);
+
 typedef struct uct_ib_subnet {
     int      family;     /* AF_INET or AF_INET6 */
     uint8_t  addr[16];

@@ -199,6 +199,17 @@ int uct_ib_iface_is_reachable_v2(uct_iface_h tl_iface,
     return 1;
 }
 
+ucs_status_t uct_ib_iface_check_device_addr(const uct_ib_iface *iface,
+                                            const uct_device_addr_t *dev_addr)
+{
+    if (dev_addr == nullptr) {
+        ucs_error("%s: connect needs the peer's device address",
+                  iface->dev_name.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
 void uct_ib_iface_fill_ah_attr(const uct_ib_iface *iface,
                                const uct_device_addr_t *dev_addr,
                                unsigned path_index, struct ibv_ah_attr *ah_attr)

@@ -59,6 +59,11 @@ ucs_status_t uct_ib_iface_get_device_address(uct_iface_h tl_iface,
 int uct_ib_iface_is_reachable_v2(uct_iface_h tl_iface,
                                  const uct_iface_is_reachable_params_t *params);
 
+/** UCS_ERR_INVALID_PARAM (logged) if a connect came without the peer's
+ *  device address, which every IB transport needs. */
+ucs_status_t uct_ib_iface_check_device_addr(const uct_ib_iface *iface,
+                                            const uct_device_addr_t *dev_addr);
+
 /** The AH attributes to reach the peer at @a dev_addr over @a path_index. */
 void uct_ib_iface_fill_ah_attr(const uct_ib_iface *iface,
                                const uct_device_addr_t *dev_addr,

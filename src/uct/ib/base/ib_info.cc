@@ -25,16 +25,6 @@ const char *port_state_str(enum ibv_port_state state)
     }
 }
 
-const char *gid_type_str(uint32_t gid_type)
-{
-    switch (gid_type) {
-    case IBV_GID_TYPE_IB:      return "IB";
-    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-    default:                   return "unknown";
-    }
-}
-
 /* The GID an IB interface on the port would select: the "IB_" interface
  * knobs as the environment sets them, and the same selection function. */
 void fill_selected_gid(const uct_ib_md *md, uint8_t port_num,
@@ -116,7 +106,7 @@ uct_ib_md_query_port_info(uct_md_h tl_md, const char *dev_name,
         snprintf(gid->address, sizeof(gid->address), "%s",
                  uct_ib_gid_str(&entry.gid).c_str());
         snprintf(gid->type, sizeof(gid->type), "%s",
-                 gid_type_str(entry.gid_type));
+                 uct_ib_gid_type_str(entry.gid_type));
         if (entry.gid_type != IBV_GID_TYPE_IB) {
             snprintf(gid->family, sizeof(gid->family), "%s",
                      uct_ib_gid_is_ipv4_mapped(&entry.gid) ? "IPv4" : "IPv6");

@@ -8,6 +8,7 @@
 #include <ucs/config/parser.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/module.h>
 
 #include <dlfcn.h>
 
@@ -412,14 +413,6 @@ const char *uct_ib_glue_find_empty_slot(const uct_ib_glue_ops_t *ops)
 
 /* Copy the pending dlerror() message into buf, then consume it so that glibc
  * releases the string it keeps until the next dlerror() call. */
-void uct_ib_glue_take_dlerror(char *buf, size_t max)
-{
-    const char *message = dlerror();
-
-    snprintf(buf, max, "%s", (message != nullptr) ? message : "unknown error");
-    (void)dlerror();
-}
-
 ucs_status_t uct_ib_glue_load_emulated(const uct_ib_glue_ops_t **ops_p)
 {
     char error[512];
@@ -427,7 +420,7 @@ ucs_status_t uct_ib_glue_load_emulated(const uct_ib_glue_ops_t **ops_p)
 
     handle = dlopen(UCT_IB_GLUE_EMU_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-        uct_ib_glue_take_dlerror(error, sizeof(error));
+        ucs_dlerror_take(error, sizeof(error));
         ucs_error("%s=%s: failed to load %s: %s", UCT_IB_GLUE_ENV,
                   UCT_IB_GLUE_ENV_EMULATED, UCT_IB_GLUE_EMU_LIBRARY, error);
         return UCS_ERR_NO_DEVICE;
@@ -436,7 +429,7 @@ ucs_status_t uct_ib_glue_load_emulated(const uct_ib_glue_ops_t **ops_p)
     (void)dlerror();
     sym = dlsym(handle, UCT_IB_GLUE_EMU_SYMBOL);
     if (sym == nullptr) {
-        uct_ib_glue_take_dlerror(error, sizeof(error));
+        ucs_dlerror_take(error, sizeof(error));
         ucs_error("%s=%s: %s has no %s: %s", UCT_IB_GLUE_ENV,
                   UCT_IB_GLUE_ENV_EMULATED, UCT_IB_GLUE_EMU_LIBRARY,
                   UCT_IB_GLUE_EMU_SYMBOL, error);

@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <new>
 
-ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev, struct ibv_pd *pd,
-                                 uint32_t *pdn_p)
+ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev, uint8_t port_num,
+                                 struct ibv_pd *pd, uint32_t *pdn_p)
 {
     struct mlx5dv_obj obj   = {};
     struct mlx5dv_pd  dv_pd = {};
@@ -17,7 +17,8 @@ ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev, struct ibv_pd *pd,
     ret        = uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD);
     if (ret != 0) {
         errno = ret;
-        ucs_error("mlx5dv_init_obj(%s, PD) failed: %m", dev.name());
+        ucs_error("mlx5dv_init_obj(%s, PD) failed: %m",
+                  dev.port_name(port_num).c_str());
         return UCS_ERR_IO_ERROR;
     }
 
@@ -25,21 +26,22 @@ ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev, struct ibv_pd *pd,
     return UCS_OK;
 }
 
-ucs_status_t uct_ib_mlx5_cq::create(const uct_ib_device &dev, int cqe,
-                                    uct_ib_mlx5_cq **cq_p)
+ucs_status_t uct_ib_mlx5_cq::create(const uct_ib_device &dev, uint8_t port_num,
+                                    int cqe, uct_ib_mlx5_cq **cq_p)
 {
     struct mlx5dv_obj obj = {};
     uct_ib_mlx5_cq    *cq;
     int               ret;
 
-    cq = new (std::nothrow) uct_ib_mlx5_cq(dev);
+    cq = new (std::nothrow) uct_ib_mlx5_cq(dev, port_num);
     if (cq == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
 
     cq->m_cq = uct_ib_glue->create_cq(dev.context(), cqe, nullptr, nullptr, 0);
     if (cq->m_cq == nullptr) {
-        ucs_error("create_cq(%s, cqe %d) failed: %m", dev.name(), cqe);
+        ucs_error("create_cq(%s, cqe %d) failed: %m",
+                  dev.port_name(port_num).c_str(), cqe);
         delete cq;
         return UCS_ERR_IO_ERROR;
     }
@@ -49,7 +51,8 @@ ucs_status_t uct_ib_mlx5_cq::create(const uct_ib_device &dev, int cqe,
     ret        = uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
     if (ret != 0) {
         errno = ret;
-        ucs_error("mlx5dv_init_obj(%s, CQ) failed: %m", dev.name());
+        ucs_error("mlx5dv_init_obj(%s, CQ) failed: %m",
+                  dev.port_name(port_num).c_str());
         delete cq;
         return UCS_ERR_IO_ERROR;
     }
@@ -69,11 +72,13 @@ uct_ib_mlx5_cq::~uct_ib_mlx5_cq()
     ret = uct_ib_glue->destroy_cq(m_cq);
     if (ret != 0) {
         errno = ret;
-        ucs_warn("destroy_cq(%s, cq 0x%x) failed: %m", m_dev.name(), m_dv.cqn);
+        ucs_warn("destroy_cq(%s, cq 0x%x) failed: %m",
+                 m_dev.port_name(m_port_num).c_str(), m_dv.cqn);
     }
 }
 
 ucs_status_t uct_ib_mlx5_devx_uar::create(const uct_ib_device &dev,
+                                          uint8_t port_num,
                                           uct_ib_mlx5_devx_uar **uar_p)
 {
     uct_ib_mlx5_devx_uar *uar = new (std::nothrow) uct_ib_mlx5_devx_uar();
@@ -85,7 +90,8 @@ ucs_status_t uct_ib_mlx5_devx_uar::create(const uct_ib_device &dev,
     uar->m_uar = uct_ib_glue->devx_alloc_uar(dev.context(),
                                              MLX5DV_UAR_ALLOC_TYPE_BF);
     if (uar->m_uar == nullptr) {
-        ucs_error("mlx5dv_devx_alloc_uar(%s) failed: %m", dev.name());
+        ucs_error("mlx5dv_devx_alloc_uar(%s) failed: %m",
+                  dev.port_name(port_num).c_str());
         delete uar;
         return (errno == EOPNOTSUPP) ? UCS_ERR_UNSUPPORTED : UCS_ERR_IO_ERROR;
     }

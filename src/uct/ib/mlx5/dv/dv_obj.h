@@ -8,16 +8,19 @@
 
 #include <uct/ib/base/ib_device.h>
 
+/* Errors name @a dev and the port the object is for. */
+
 /** The PD number of @a pd. */
 [[nodiscard]] ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev,
+                                               uint8_t port_num,
                                                struct ibv_pd *pd,
                                                uint32_t *pdn_p);
 
 /* A verbs CQ and its mlx5 layout. */
 class uct_ib_mlx5_cq {
 public:
-    static ucs_status_t create(const uct_ib_device &dev, int cqe,
-                               uct_ib_mlx5_cq **cq_p);
+    static ucs_status_t create(const uct_ib_device &dev, uint8_t port_num,
+                               int cqe, uct_ib_mlx5_cq **cq_p);
     ~uct_ib_mlx5_cq();
 
     uct_ib_mlx5_cq(const uct_ib_mlx5_cq&)            = delete;
@@ -28,9 +31,13 @@ public:
     const struct mlx5dv_cq &dv() const { return m_dv; }
 
 private:
-    explicit uct_ib_mlx5_cq(const uct_ib_device &dev) : m_dev(dev) {}
+    uct_ib_mlx5_cq(const uct_ib_device &dev, uint8_t port_num) :
+        m_dev(dev), m_port_num(port_num)
+    {
+    }
 
     const uct_ib_device &m_dev;
+    const uint8_t       m_port_num;
     struct ibv_cq       *m_cq = nullptr;
     struct mlx5dv_cq    m_dv  = {};
 };
@@ -38,7 +45,7 @@ private:
 /* A DevX UAR page (BlueFlame registers) for doorbells. */
 class uct_ib_mlx5_devx_uar {
 public:
-    static ucs_status_t create(const uct_ib_device &dev,
+    static ucs_status_t create(const uct_ib_device &dev, uint8_t port_num,
                                uct_ib_mlx5_devx_uar **uar_p);
     ~uct_ib_mlx5_devx_uar();
 

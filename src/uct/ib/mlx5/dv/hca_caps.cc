@@ -17,12 +17,13 @@ template <typename F>
 using roce = at<query_hca_cap_out::capability, hca_cap_union::roce_caps, F>;
 
 ucs_status_t query(struct ibv_context *ctx, const char *dev_name,
-                   uint16_t cap_type, const char *what, cap_out *out)
+                   ucs_log_level_t fail_level, uint16_t cap_type,
+                   const char *what, cap_out *out)
 {
     uct_mlx5_prm_buf<query_hca_cap_in::layout> in;
     uct_ib_mlx5_devx_cmd_desc_t                desc = {dev_name, what,
                                                        UCT_IB_MLX5_DEVX_NO_QPN,
-                                                       UCS_LOG_LEVEL_ERROR};
+                                                       fail_level};
 
     uct_mlx5_prm_set<query_hca_cap_in::opcode>(in.data(),
                                                UCT_MLX5_CMD_OP_QUERY_HCA_CAP);
@@ -36,13 +37,14 @@ ucs_status_t query(struct ibv_context *ctx, const char *dev_name,
 
 ucs_status_t uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx,
                                         const char *dev_name,
+                                        ucs_log_level_t fail_level,
                                         uct_ib_mlx5_hca_caps_t *caps_p)
 {
     auto                   out  = std::make_unique<cap_out>(); /* 4 KiB */
     uct_ib_mlx5_hca_caps_t caps = {};
     ucs_status_t           status;
 
-    status = query(ctx, dev_name, UCT_MLX5_HCA_CAP_GENERAL,
+    status = query(ctx, dev_name, fail_level, UCT_MLX5_HCA_CAP_GENERAL,
                    "QUERY_HCA_CAP general", out.get());
     if (status != UCS_OK) {
         return status;
@@ -51,9 +53,6 @@ ucs_status_t uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx,
     const uint32_t *dw = out->data();
     caps.port_type                   = uct_mlx5_prm_get<general<cmd_hca_cap::port_type>>(dw);
     caps.roce                        = uct_mlx5_prm_get<general<cmd_hca_cap::roce>>(dw);
-    caps.atomic                      = uct_mlx5_prm_get<general<cmd_hca_cap::atomic>>(dw);
-    caps.log_max_qp                  = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_qp>>(dw);
-    caps.log_max_qp_sz               = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_qp_sz>>(dw);
     caps.log_max_msg                 = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_msg>>(dw);
     caps.log_max_ra_req_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_req_qp>>(dw);
     caps.log_max_ra_res_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_res_qp>>(dw);
@@ -62,7 +61,7 @@ ucs_status_t uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx,
 
     if (caps.port_type == 1) {
         *out   = cap_out();
-        status = query(ctx, dev_name, UCT_MLX5_HCA_CAP_ROCE,
+        status = query(ctx, dev_name, fail_level, UCT_MLX5_HCA_CAP_ROCE,
                        "QUERY_HCA_CAP roce", out.get());
         if (status != UCS_OK) {
             return status;

@@ -5,14 +5,12 @@
 #define UCT_IB_MLX5_HCA_CAPS_H_
 
 #include <uct/ib/glue/glue.h>
+#include <ucs/debug/log_def.h>
 #include <ucs/type/status.h>
 
 typedef struct uct_ib_mlx5_hca_caps {
     unsigned port_type;          /* 0 InfiniBand, 1 Ethernet */
     bool     roce;               /* RoCE enabled */
-    bool     atomic;
-    unsigned log_max_qp;
-    unsigned log_max_qp_sz;
     unsigned log_max_msg;
     unsigned log_max_ra_req_qp;
     unsigned log_max_ra_res_qp;
@@ -22,9 +20,11 @@ typedef struct uct_ib_mlx5_hca_caps {
     bool     fl_rc_qp_when_roce_disabled;
 } uct_ib_mlx5_hca_caps_t;
 
-/** Read the general and, on Ethernet, the RoCE capabilities. */
+/** Read the general and, on Ethernet, the RoCE capabilities; a failure is
+ *  logged at @a fail_level (a probe may want it quiet). */
 [[nodiscard]] ucs_status_t
 uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx, const char *dev_name,
+                           ucs_log_level_t fail_level,
                            uct_ib_mlx5_hca_caps_t *caps_p);
 
 /** Whether an RC QP may loop back with the fl bit, with no GID or MAC. */

@@ -26,7 +26,7 @@ ucs_status_t uct_ib_mlx5_md_open_mem_export(const uct_ib_md *md,
     }
 
     status = uct_ib_mlx5_query_hca_caps(md->dev->context(), md->dev->name(),
-                                        &caps);
+                                        UCS_LOG_LEVEL_DIAG, &caps);
     if (status != UCS_OK) {
         return UCS_ERR_UNSUPPORTED; /* logged */
     }
@@ -36,6 +36,12 @@ ucs_status_t uct_ib_mlx5_md_open_mem_export(const uct_ib_md *md,
                  "with UMR, registrations keep their own keys",
                  md->dev->name());
         return UCS_ERR_UNSUPPORTED;
+    }
+
+    if (!(md->config.mlx5_umr_timeout < 3600.0)) {
+        ucs_error("%s: UCX_IB_MLX5_UMR_TIMEOUT must be a finite time below "
+                  "one hour, UMR export disabled", md->dev->name());
+        return UCS_ERR_INVALID_PARAM;
     }
 
     config.timeout            = md->config.mlx5_umr_timeout;

@@ -80,7 +80,7 @@ uct_ib_mlx5_umr::~uct_ib_mlx5_umr()
 
     if (m_pending) {
         ucs_debug("%s: destroying the UMR qp with an operation that never "
-                  "completed", m_dev.name());
+                  "completed", m_dev.port_name(m_port_num).c_str());
     }
 
     /* No wait: the QP goes first, whatever it still has queued */
@@ -110,7 +110,7 @@ ucs_status_t uct_ib_mlx5_umr::export_mr(struct ibv_mr *mr, int access,
 
     if (mr->length > MKEY_ENTRIES * KLM_MAX_BYTES) {
         ucs_debug("%s: registration of %zu bytes is too large to export, it "
-                  "keeps its MR's key", m_dev.name(), mr->length);
+                  "keeps its MR's key", m_dev.port_name(m_port_num).c_str(), mr->length);
         return UCS_ERR_UNSUPPORTED;
     }
 
@@ -244,7 +244,7 @@ ucs_status_t uct_ib_mlx5_umr::probe()
         int ret = uct_ib_glue->dereg_mr(mr);
         if (ret != 0) {
             errno = ret;
-            ucs_warn("dereg_mr(%s, lkey 0x%x) failed: %m", m_dev.name(),
+            ucs_warn("dereg_mr(%s, lkey 0x%x) failed: %m", m_dev.port_name(m_port_num).c_str(),
                      mr->lkey);
         }
     }
@@ -395,8 +395,10 @@ ucs_status_t uct_ib_mlx5_umr::get_mkey(struct mlx5dv_mkey **mkey_p,
     attr.max_entries  = MKEY_ENTRIES;
     mkey              = uct_ib_glue->mlx5dv_create_mkey(&attr);
     if (mkey == nullptr) {
-        *why = call_failed("mlx5dv_create_mkey(indirect)", errno);
-        return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+        int err = errno;
+
+        *why = call_failed("mlx5dv_create_mkey(indirect)", err);
+        return (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
     m_mkeys.insert(mkey);
@@ -422,7 +424,7 @@ void uct_ib_mlx5_umr::destroy_mkey(struct mlx5dv_mkey *mkey)
     if (ret != 0) {
         errno = ret;
         ucs_warn("mlx5dv_destroy_mkey(%s, mkey 0x%x) failed: %m",
-                 m_dev.name(), key);
+                 m_dev.port_name(m_port_num).c_str(), key);
     }
 }
 
@@ -494,7 +496,7 @@ ucs_status_t uct_ib_mlx5_umr::wait(uint64_t wr_id, const char *what,
     for (;;) {
         count = uct_ib_glue->poll_cq(m_cq, 4, wc);
         if (count < 0) {
-            *why = call_failed("poll_cq", errno);
+            *why = strf("poll_cq failed: returned %d", count);
             return UCS_ERR_IO_ERROR;
         }
 
@@ -535,7 +537,7 @@ void uct_ib_mlx5_umr::disable(const char *what, const std::string &why,
     ucs_log(level, "%s: UMR %s failed: %s (%s); memory export disabled, "
             "registrations keep their own keys",
             (m_port_num != 0) ? m_dev.port_name(m_port_num).c_str() :
-                                m_dev.name(),
+                                m_dev.port_name(m_port_num).c_str(),
             what, why.c_str(), path_str().c_str());
 
     m_state = state::disabled;
@@ -555,8 +557,9 @@ void uct_ib_mlx5_umr::destroy_qp()
         ret = uct_ib_glue->destroy_qp(m_qp);
         if (ret != 0) {
             errno = ret;
-            ucs_warn("destroy_qp(%s, qp 0x%x) failed: %m", m_dev.name(),
-                     m_qp->qp_num);
+            ucs_warn("destroy_qp(%s, qp 0x%x) failed: %m, its CQ is left too",
+                     m_dev.port_name(m_port_num).c_str(), m_qp->qp_num);
+            m_cq = nullptr; /* never destroy a CQ under a live QP */
         }
     }
 
@@ -564,7 +567,8 @@ void uct_ib_mlx5_umr::destroy_qp()
         ret = uct_ib_glue->destroy_cq(m_cq);
         if (ret != 0) {
             errno = ret;
-            ucs_warn("destroy_cq(%s) failed: %m", m_dev.name());
+            ucs_warn("destroy_cq(%s) failed: %m",
+                     m_dev.port_name(m_port_num).c_str());
         }
     }
 

@@ -134,6 +134,10 @@ ucs_status_t ep_connect_to_ep_v2(uct_ep_h tl_ep, const uct_device_addr_t *dev_ad
     struct ibv_ah_attr                 ah_attr;
     ucs_status_t                       status;
 
+    if (uct_ib_iface_check_device_addr(iface, dev_addr) != UCS_OK) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     if (ep->connected) {
         ucs_error("%s: rc_gda endpoint with qp 0x%x is already connected",
                   iface->dev_name.c_str(), ep->channels.front()->qpn());

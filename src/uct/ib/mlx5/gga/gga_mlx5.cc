@@ -93,6 +93,10 @@ ucs_status_t ep_connect_to_ep_v2(uct_ep_h tl_ep, const uct_device_addr_t *dev_ad
     uct_rc_mlx5_iface     *iface = rc_iface(tl_ep->iface);
     uct_ib_address_info_t remote;
 
+    if (uct_ib_iface_check_device_addr(iface, dev_addr) != UCS_OK) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     uct_ib_address_unpack(dev_addr, &remote);
     if (!is_own_device(iface, &remote)) {
         std::string peer = remote.eth ? uct_ib_gid_str(&remote.gid) :

@@ -40,6 +40,18 @@ uint8_t uct_rc_mlx5_rnr_timer_code(double rnr_timeout)
     return 0; /* 655.36 ms, the longest */
 }
 
+uct_rc_mlx5_timers_t
+uct_rc_mlx5_encode_timers(const uct_rc_mlx5_connect_config_t *config)
+{
+    uct_rc_mlx5_timers_t timers;
+
+    timers.ack_timeout = uct_rc_mlx5_ack_timeout_exp(config->timeout);
+    timers.min_rnr_nak = uct_rc_mlx5_rnr_timer_code(config->rnr_timeout);
+    timers.retry_count = std::min(config->retry_count, 7u);
+    timers.rnr_retry   = std::min(config->rnr_retry_count, 7u);
+    return timers;
+}
+
 ucs_status_t
 uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
                               const uct_ib_device *dev, uint8_t port_num,
@@ -52,7 +64,7 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
 
     status = uct_ib_mlx5_query_hca_caps(dev->context(),
                                         dev->port_name(port_num).c_str(),
-                                        &iface->caps);
+                                        UCS_LOG_LEVEL_ERROR, &iface->caps);
     if (status != UCS_OK) {
         return status;
     }
@@ -65,9 +77,6 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
     iface->eth            = dev->is_port_roce(port_num);
     iface->force_loopback = iface->eth &&
                             uct_ib_mlx5_hca_caps_force_loopback(&iface->caps);
-    iface->ack_timeout    = uct_rc_mlx5_ack_timeout_exp(config->timeout);
-    iface->min_rnr_nak    = uct_rc_mlx5_rnr_timer_code(config->rnr_timeout);
-    iface->retry_count    = std::min(config->retry_count, 7u);
-    iface->rnr_retry      = std::min(config->rnr_retry_count, 7u);
+    iface->timers         = uct_rc_mlx5_encode_timers(config);
     return UCS_OK;
 }

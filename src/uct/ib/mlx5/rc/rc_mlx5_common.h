@@ -19,6 +19,17 @@ typedef struct uct_rc_mlx5_connect_config {
     unsigned rnr_retry_count;  /* UCX_RC_RNR_RETRY_COUNT */
 } uct_rc_mlx5_connect_config_t;
 
+/* The same, encoded as the QP context (and ibv_qp_attr) takes them */
+typedef struct uct_rc_mlx5_timers {
+    uint8_t ack_timeout;   /* 4.096 us * 2^n */
+    uint8_t min_rnr_nak;   /* IB RNR timer code */
+    uint8_t retry_count;
+    uint8_t rnr_retry;
+} uct_rc_mlx5_timers_t;
+
+uct_rc_mlx5_timers_t
+uct_rc_mlx5_encode_timers(const uct_rc_mlx5_connect_config_t *config);
+
 typedef struct uct_rc_mlx5_iface_common {
     const uct_ib_device      *dev;
     uint8_t                  port_num;
@@ -28,11 +39,7 @@ typedef struct uct_rc_mlx5_iface_common {
     uct_ib_mlx5_hca_caps_t   caps;
     bool                     eth;            /* RoCE port */
     bool                     force_loopback; /* RoCE self-connect with fl */
-    /* encoded for the QP context */
-    uint8_t                  ack_timeout;
-    uint8_t                  min_rnr_nak;
-    uint8_t                  retry_count;
-    uint8_t                  rnr_retry;
+    uct_rc_mlx5_timers_t     timers;
 } uct_rc_mlx5_iface_common_t;
 
 /**

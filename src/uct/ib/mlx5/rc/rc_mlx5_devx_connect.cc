@@ -16,6 +16,12 @@
 
 namespace {
 
+/* The QPC holds log2 of the depth: round a depth up, as verbs would */
+unsigned log_rd_atomic(unsigned max_rd_atomic)
+{
+    return ucs_ilog2(ucs_roundup_pow2(std::max(max_rd_atomic, 1u)));
+}
+
 unsigned mtu_bytes(enum ibv_mtu mtu)
 {
     return 128u << mtu;
@@ -38,9 +44,9 @@ ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
     struct mlx5_wqe_av  *av;
     ucs_status_t        status;
 
-    path->eth_prio = ah_attr->sl & 0x7;
     if (iface->force_loopback && is_own_port(iface, ah_attr)) {
         path->force_loopback = true;
+        path->eth_prio       = ah_attr->sl & 0x7;
         return UCS_OK;
     }
 
@@ -119,8 +125,9 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     rtr.port_num    = iface->port_num;
     rtr.mtu         = path_mtu;
     rtr.log_msg_max = iface->caps.log_max_msg;
-    rtr.log_rra_max = ucs_ilog2(std::max(max_rd_atomic, 1u));
-    rtr.min_rnr_nak = iface->min_rnr_nak;
+    rtr.log_rra_max = std::min(log_rd_atomic(max_rd_atomic),
+                               iface->caps.log_max_ra_res_qp);
+    rtr.min_rnr_nak = iface->timers.min_rnr_nak;
     rtr.access      = {true, true, true};
     rtr.path        = *path;
     uct_ib_mlx5_build_init2rtr(&rtr, &rtr_in);
@@ -131,10 +138,11 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     }
 
     rts.qpn         = qp->qpn();
-    rts.retry_count = iface->retry_count;
-    rts.rnr_retry   = iface->rnr_retry;
-    rts.ack_timeout = iface->ack_timeout;
-    rts.log_sra_max = ucs_ilog2(std::max(max_rd_atomic, 1u));
+    rts.retry_count = iface->timers.retry_count;
+    rts.rnr_retry   = iface->timers.rnr_retry;
+    rts.ack_timeout = iface->timers.ack_timeout;
+    rts.log_sra_max = std::min(log_rd_atomic(max_rd_atomic),
+                               iface->caps.log_max_ra_req_qp);
     uct_ib_mlx5_build_rtr2rts(&rts, &rts_in);
 
     status = qp->rtr2rts(&rts_in);

@@ -98,6 +98,10 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
     struct ibv_ah_attr ah_attr;
     ucs_status_t       status;
 
+    if (uct_ib_iface_check_device_addr(iface, dev_addr) != UCS_OK) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     if (ep->connected) {
         ucs_error("%s: qp 0x%x is already connected", iface->dev_name.c_str(),
                   uct_rc_mlx5_ep_qpn(tl_ep));
@@ -110,16 +114,21 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
                 &iface->common, ep->devx_qp.get(), dest_qpn, &ah_attr,
                 iface->path_mtu, 0, iface->rc.max_rd_atomic);
     } else {
-        uct_ib_verbs_qp_connect_params_t verbs = {};
+        uct_ib_verbs_qp_connect_params_t verbs  = {};
+        uct_rc_mlx5_connect_config_t     config = {iface->rc.timeout,
+                                                   iface->rc.retry_count,
+                                                   iface->rc.rnr_timeout,
+                                                   iface->rc.rnr_retry_count};
+        uct_rc_mlx5_timers_t             timers = uct_rc_mlx5_encode_timers(&config);
 
         verbs.dest_qp_num   = dest_qpn;
         verbs.ah_attr       = ah_attr;
         verbs.path_mtu      = iface->path_mtu;
         verbs.max_rd_atomic = iface->rc.max_rd_atomic;
-        verbs.min_rnr_timer = uct_rc_mlx5_rnr_timer_code(iface->rc.rnr_timeout);
-        verbs.timeout       = uct_rc_mlx5_ack_timeout_exp(iface->rc.timeout);
-        verbs.retry_cnt     = std::min(iface->rc.retry_count, 7u);
-        verbs.rnr_retry     = std::min(iface->rc.rnr_retry_count, 7u);
+        verbs.min_rnr_timer = timers.min_rnr_nak;
+        verbs.timeout       = timers.ack_timeout;
+        verbs.retry_cnt     = timers.retry_count;
+        verbs.rnr_retry     = timers.rnr_retry;
         status = ep->verbs_qp->connect(&verbs);
     }
 

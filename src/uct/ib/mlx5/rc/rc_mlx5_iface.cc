@@ -103,12 +103,13 @@ ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_iface_config_t *rc
         return status;
     }
 
-    status = uct_ib_mlx5_get_pdn(dev, iface->md->pd, &iface->pdn);
+    status = uct_ib_mlx5_get_pdn(dev, iface->port_num, iface->md->pd,
+                                 &iface->pdn);
     if (status != UCS_OK) {
         return status;
     }
 
-    status = uct_ib_mlx5_devx_uar::create(dev, &uar);
+    status = uct_ib_mlx5_devx_uar::create(dev, iface->port_num, &uar);
     if (status != UCS_OK) {
         return status;
     }
@@ -259,14 +260,18 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
     iface->rc.tx_queue_len = ucs_roundup_pow2(std::max(rc_config->tx_queue_len, 1u));
     iface->rc.rx_queue_len = ucs_roundup_pow2(std::max(rc_config->rx_queue_len, 1u));
 
-    for (auto *slot : {&iface->send_cq, &iface->recv_cq}) {
-        status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->rc.tx_queue_len,
-                                        &cq);
+    const std::pair<std::unique_ptr<uct_ib_mlx5_cq>*, unsigned> cqs[] = {
+        {&iface->send_cq, iface->rc.tx_queue_len},
+        {&iface->recv_cq, iface->rc.rx_queue_len}
+    };
+    for (const auto &slot : cqs) {
+        status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->port_num,
+                                        slot.second, &cq);
         if (status != UCS_OK) {
             uct_rc_mlx5_iface_cleanup(iface);
             return status;
         }
-        slot->reset(cq);
+        slot.first->reset(cq);
     }
 
     if (devx) {

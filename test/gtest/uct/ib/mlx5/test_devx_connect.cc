@@ -92,10 +92,10 @@ protected:
 
         s->pd = uct_ib_glue->alloc_pd(dev->context());
         ASSERT_NE(nullptr, s->pd);
-        ASSERT_EQ(UCS_OK, uct_ib_mlx5_get_pdn(*dev, s->pd, &s->pdn));
-        ASSERT_EQ(UCS_OK, uct_ib_mlx5_cq::create(*dev, 64, &cq));
+        ASSERT_EQ(UCS_OK, uct_ib_mlx5_get_pdn(*dev, 1, s->pd, &s->pdn));
+        ASSERT_EQ(UCS_OK, uct_ib_mlx5_cq::create(*dev, 1, 64, &cq));
         s->cq.reset(cq);
-        ASSERT_EQ(UCS_OK, uct_ib_mlx5_devx_uar::create(*dev, &uar));
+        ASSERT_EQ(UCS_OK, uct_ib_mlx5_devx_uar::create(*dev, 1, &uar));
         s->uar.reset(uar);
 
         ASSERT_EQ(UCS_OK, uct_ib_device_select_gid(*dev, 1, s->pd,
