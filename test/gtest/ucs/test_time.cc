@@ -3,6 +3,7 @@
 #include <ucs/time/time.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 class test_time : public ucs::test_base {
@@ -49,6 +50,14 @@ TEST_F(test_time, deadline)
     EXPECT_TRUE(wait_for([&] { return ucs_deadline_expired(deadline); }, 1.0,
                          [] { return std::string("a 10 ms deadline"); }));
     EXPECT_EQ(0ull, ucs_deadline_left(deadline));
+}
+
+TEST_F(test_time, huge_durations_saturate)
+{
+    EXPECT_EQ(UCS_TIME_INFINITY, ucs_time_from_sec(HUGE_VAL));
+    EXPECT_EQ(UCS_TIME_INFINITY, ucs_time_from_sec(1e12));
+    EXPECT_EQ(0ull, ucs_time_from_sec(-HUGE_VAL));
+    EXPECT_LT(ucs_time_from_sec(3600.0), UCS_TIME_INFINITY);
 }
 
 TEST_F(test_time, infinite_deadline_never_expires)

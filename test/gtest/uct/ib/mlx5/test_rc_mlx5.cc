@@ -62,6 +62,43 @@ TEST_P(test_rc_mlx5, connect_twice_is_refused)
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "already connected"));
 }
 
+TEST_P(test_rc_mlx5, connect_needs_device_address)
+{
+    uct_iface_h                   ia     = open_iface("rc_mlx5", a());
+    uct_iface_h                   ib     = open_iface("rc_mlx5", b());
+    uct_ep_h                      ea     = create_ep(ia);
+    ep_address                    ab     = address(ib, create_ep(ib));
+    uct_ep_connect_to_ep_params_t params = {};
+
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_ERROR);
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_connect_to_ep_v2(ea, nullptr,
+                                      reinterpret_cast<const uct_ep_addr_t*>(
+                                              ab.ep.data()), &params));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "connect needs the peer's device address"));
+}
+
+TEST_P(test_rc_mlx5, rd_atomic_depth_rounds_up_and_is_bounded)
+{
+    const std::pair<const char*, unsigned> cases[] = {
+        {"3", 2},     /* rounded up to 4 */
+        {"1", 0},
+        {"1024", 4}   /* the emulated HCA's log_max_ra_*_qp */
+    };
+
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.first);
+        uct_iface_h ia   = open_iface("rc_mlx5", a(), {{"MAX_RD_ATOMIC", c.first}});
+        uct_iface_h ib   = open_iface("rc_mlx5", b());
+        auto        qpn  = connect_pair(ia, ib);
+        auto        info = qp_info(qpn.first);
+
+        EXPECT_EQ(c.second, info.log_rra_max);
+        EXPECT_EQ(c.second, info.log_sra_max);
+    }
+}
+
 TEST_P(test_rc_mlx5, stale_mac_through_uct_api)
 {
     const uct_ib_emu_mac_t moved = {0x02, 0x11, 0x22, 0x33, 0x44, 0x77};
