@@ -34,17 +34,22 @@ bool is_own_port(const uct_rc_mlx5_iface_common_t *iface,
                   sizeof(iface->gid_info.gid.raw)) == 0;
 }
 
-/* RoCE: resolve the destination through a transient AH and copy its AV. */
-ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
+/*
+ * RoCE: resolve the destination through a transient AH and copy its AV.
+ * Fills all of @a path.
+ */
+inline ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
                        const struct ibv_ah_attr *ah_attr,
                        uct_ib_mlx5_address_path_t *path)
 {
     uct_ib_transient_ah ah(*iface->dev, iface->port_num);
     struct ibv_ah_attr  attr = *ah_attr;
-    struct mlx5_wqe_av  *av;
+    struct mlx5_wqe_av  *av = nullptr;
     ucs_status_t        status;
 
     if (iface->force_loopback && is_own_port(iface, ah_attr)) {
+        *path                = {};
+        path->eth            = true;
         path->force_loopback = true;
         path->eth_prio       = ah_attr->sl & 0x7;
         return UCS_OK;
@@ -69,8 +74,10 @@ ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
     return UCS_OK;
 }
 
+/* InfiniBand: the LID, SL and GRH of @a ah_attr; fills all of @a path. */
 void ib_path(const struct ibv_ah_attr *ah_attr, uct_ib_mlx5_address_path_t *path)
 {
+    *path      = {};
     path->rlid = ah_attr->dlid;
     path->mlid = ah_attr->src_path_bits & 0x7f;
     path->sl   = ah_attr->sl & 0xf;
@@ -169,6 +176,25 @@ ucs_status_t check_init(const uct_rc_mlx5_qp_peer_t *peers, unsigned count)
     return UCS_OK;
 }
 
+/* INIT to RTS for each QP in order; stops at the first failure. */
+ucs_status_t connect_all(const uct_rc_mlx5_iface_common_t *iface,
+                         const uct_rc_mlx5_qp_peer_t *peers, unsigned count,
+                         const uct_ib_mlx5_address_path_t *path,
+                         enum ibv_mtu path_mtu, uint8_t path_index,
+                         unsigned max_rd_atomic)
+{
+    ucs_status_t status;
+
+    for (unsigned i = 0; i < count; ++i) {
+        status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, path,
+                             path_mtu, path_index, max_rd_atomic);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
 } // namespace
 
 ucs_status_t
@@ -180,7 +206,7 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
                                           uint8_t path_index,
                                           unsigned max_rd_atomic)
 {
-    uct_ib_mlx5_address_path_t path = {};
+    uct_ib_mlx5_address_path_t path;
     ucs_status_t               status;
 
     status = check_init(peers, count); /* before any AH is made for them */
@@ -189,8 +215,7 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
     }
 
     /* One resolution for all the QPs: they share the destination */
-    path.eth = iface->eth;
-    if (path.eth) {
+    if (iface->eth) {
         status = roce_path(iface, ah_attr, &path);
         if (status != UCS_OK) {
             return status; /* the QPs are still in INIT */
@@ -199,10 +224,8 @@ uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *ifac
         ib_path(ah_attr, &path);
     }
 
-    return uct_rc_mlx5_iface_common_devx_connect_path(iface, peers, count,
-                                                      &path, path_mtu,
-                                                      path_index,
-                                                      max_rd_atomic);
+    return connect_all(iface, peers, count, &path, path_mtu, path_index,
+                       max_rd_atomic);
 }
 
 void uct_rc_mlx5_roce_path_from_av(const uct_rc_mlx5_iface_common_t *iface,
@@ -239,14 +262,8 @@ uct_rc_mlx5_iface_common_devx_connect_path(const uct_rc_mlx5_iface_common_t *ifa
         return status;
     }
 
-    for (unsigned i = 0; i < count; ++i) {
-        status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, path,
-                             path_mtu, path_index, max_rd_atomic);
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-    return UCS_OK;
+    return connect_all(iface, peers, count, path, path_mtu, path_index,
+                       max_rd_atomic);
 }
 
 ucs_status_t
