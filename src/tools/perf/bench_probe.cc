@@ -303,8 +303,8 @@ std::string spec_name(const std::string &value,
 bool parse_dump(const std::string &path, dump_costs *costs)
 {
     std::ifstream                      file(path);
-    std::map<std::string, std::string> ob_names;
-    std::string                        line, ob, fn_ob;
+    std::map<std::string, std::string> ob_names, fl_names;
+    std::string                        line, ob, fn_ob, fl, fn_fl;
     unsigned                           num_positions = 1;
     bool                               call_cost     = false;
     bool                               have_summary  = false;
@@ -314,6 +314,7 @@ bool parse_dump(const std::string &path, dump_costs *costs)
     }
 
     costs->by_object.clear();
+    costs->by_file.clear();
     while (std::getline(file, line)) {
         if (line.empty() || (line[0] == '#')) {
             continue;
@@ -335,6 +336,7 @@ bool parse_dump(const std::string &path, dump_costs *costs)
             uint64_t ir = 0;
             if (fields >> ir) {
                 costs->by_object[fn_ob] += ir;
+                costs->by_file[fn_fl]   += ir;
             }
             continue;
         }
@@ -348,8 +350,14 @@ bool parse_dump(const std::string &path, dump_costs *costs)
             ob = spec_name(value, &ob_names);
         } else if (key == "cob") {
             (void)spec_name(value, &ob_names); /* may define a name */
+        } else if (key == "fl") {
+            fl = spec_name(value, &fl_names);
+        } else if ((key == "fi") || (key == "fe") || (key == "cfi") ||
+                   (key == "cfl")) {
+            (void)spec_name(value, &fl_names); /* inlined code, or a callee */
         } else if (key == "fn") {
             fn_ob = ob;
+            fn_fl = fl.substr(fl.rfind('/') + 1);
         } else if (key == "calls") {
             call_cost = true;
         } else if (key == "positions") {

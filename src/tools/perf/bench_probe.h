@@ -64,10 +64,12 @@ const char *devx_opcode_name(unsigned opcode);
 namespace instr {
 
 /* What a callgrind dump holds: its total, and the self cost of the
- * functions of each object (executable or library path), in instructions */
+ * functions of each object (executable or library path) and of each source
+ * file (base name of the file a function is defined in), in instructions */
 struct dump_costs {
     uint64_t                        summary = 0;
     std::map<std::string, uint64_t> by_object;
+    std::map<std::string, uint64_t> by_file;
 };
 
 /* Whether @a object is this program: the probe's own code (region toggles,
