@@ -178,6 +178,40 @@ const char *uct_ib_roce_version_str(uct_ib_roce_version_t ver)
     }
 }
 
+const char *uct_ib_wc_status_name(enum ibv_wc_status status)
+{
+#define UCT_IB_WC_STATUS_CASE(_name) case IBV_WC_##_name: return "IBV_WC_" #_name
+    switch (status) {
+    UCT_IB_WC_STATUS_CASE(SUCCESS);
+    UCT_IB_WC_STATUS_CASE(LOC_LEN_ERR);
+    UCT_IB_WC_STATUS_CASE(LOC_QP_OP_ERR);
+    UCT_IB_WC_STATUS_CASE(LOC_EEC_OP_ERR);
+    UCT_IB_WC_STATUS_CASE(LOC_PROT_ERR);
+    UCT_IB_WC_STATUS_CASE(WR_FLUSH_ERR);
+    UCT_IB_WC_STATUS_CASE(MW_BIND_ERR);
+    UCT_IB_WC_STATUS_CASE(BAD_RESP_ERR);
+    UCT_IB_WC_STATUS_CASE(LOC_ACCESS_ERR);
+    UCT_IB_WC_STATUS_CASE(REM_INV_REQ_ERR);
+    UCT_IB_WC_STATUS_CASE(REM_ACCESS_ERR);
+    UCT_IB_WC_STATUS_CASE(REM_OP_ERR);
+    UCT_IB_WC_STATUS_CASE(RETRY_EXC_ERR);
+    UCT_IB_WC_STATUS_CASE(RNR_RETRY_EXC_ERR);
+    UCT_IB_WC_STATUS_CASE(LOC_RDD_VIOL_ERR);
+    UCT_IB_WC_STATUS_CASE(REM_INV_RD_REQ_ERR);
+    UCT_IB_WC_STATUS_CASE(REM_ABORT_ERR);
+    UCT_IB_WC_STATUS_CASE(INV_EECN_ERR);
+    UCT_IB_WC_STATUS_CASE(INV_EEC_STATE_ERR);
+    UCT_IB_WC_STATUS_CASE(FATAL_ERR);
+    UCT_IB_WC_STATUS_CASE(RESP_TIMEOUT_ERR);
+    UCT_IB_WC_STATUS_CASE(GENERAL_ERR);
+    UCT_IB_WC_STATUS_CASE(TM_ERR);
+    UCT_IB_WC_STATUS_CASE(TM_RNDV_INCOMPLETE);
+    default:
+        return "unknown status";
+    }
+#undef UCT_IB_WC_STATUS_CASE
+}
+
 uct_ib_device_list::uct_ib_device_list()
 {
     m_list = uct_ib_glue->get_device_list(&m_count);

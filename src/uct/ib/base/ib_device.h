@@ -90,6 +90,9 @@ std::string uct_ib_gid_str(const union ibv_gid *gid);
 
 const char *uct_ib_roce_version_str(uct_ib_roce_version_t ver);
 
+/** The name of a work completion status, as verbs.h spells it. */
+const char *uct_ib_wc_status_name(enum ibv_wc_status status);
+
 /** The devices the glue lists; released with the object. */
 class uct_ib_device_list {
 public:

@@ -504,7 +504,7 @@ ucs_status_t uct_ib_mlx5_umr::wait(uint64_t wr_id, const char *what,
             if (wc[i].status != IBV_WC_SUCCESS) {
                 *why = strf("%s completed with error: %s (status %d, vendor "
                             "syndrome 0x%x)", what,
-                            ibv_wc_status_str(wc[i].status), wc[i].status,
+                            uct_ib_wc_status_name(wc[i].status), wc[i].status,
                             wc[i].vendor_err);
                 return UCS_ERR_IO_ERROR;
             }

@@ -365,10 +365,20 @@ ucs_status_t uct_ib_emu_fail_op(const std::string &op_name, unsigned count,
 ucs_status_t uct_ib_emu_fail_cmd(uint16_t opcode, unsigned count,
                                  uint8_t status, uint32_t syndrome);
 
+/**
+ * Make the next count send work requests the device executes (delivered to
+ * their QP, not dropped or flushed) complete with status and vendor_err
+ * instead of doing their work, signaled or not; their QP then moves to ERR,
+ * as after any error completion. UCS_ERR_INVALID_PARAM if status is
+ * IBV_WC_SUCCESS.
+ */
+ucs_status_t uct_ib_emu_fail_wr(unsigned count, enum ibv_wc_status status,
+                                uint32_t vendor_err);
+
 /* Disarm every fault */
 void uct_ib_emu_clear_faults();
 
-/* Calls and commands still armed to fail */
+/* Calls, commands and work requests still armed to fail */
 unsigned uct_ib_emu_pending_faults();
 
 #endif

@@ -55,6 +55,19 @@ bool take_op_fault(uct_ib_glue_op_t op, int *err)
     return true;
 }
 
+bool take_wr_fault(emu_state &s, wr_fault *f)
+{
+    if (s.wr_faults.count == 0) {
+        return false;
+    }
+
+    --s.wr_faults.count;
+    *f = s.wr_faults;
+    uct_ib_emu_debug("work request: injected completion status %d, vendor "
+                     "syndrome 0x%x", f->status, f->vendor_err);
+    return true;
+}
+
 } // namespace uct_ib_emu
 
 
@@ -219,6 +232,20 @@ ucs_status_t uct_ib_emu_fail_cmd(uint16_t opcode, unsigned count,
     return UCS_OK;
 }
 
+ucs_status_t uct_ib_emu_fail_wr(unsigned count, enum ibv_wc_status status,
+                                uint32_t vendor_err)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    if ((count > 0) && (status == IBV_WC_SUCCESS)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    s.wr_faults = wr_fault{count, status, vendor_err};
+    return UCS_OK;
+}
+
 void uct_ib_emu_clear_faults()
 {
     emu_state &s = state();
@@ -228,6 +255,7 @@ void uct_ib_emu_clear_faults()
         f = fault();
     }
     s.cmd_faults.clear();
+    s.wr_faults = wr_fault();
 }
 
 unsigned uct_ib_emu_pending_faults()
@@ -242,7 +270,7 @@ unsigned uct_ib_emu_pending_faults()
     for (const auto &entry : s.cmd_faults) {
         pending += entry.second.count;
     }
-    return pending;
+    return pending + s.wr_faults.count;
 }
 
 const char *uct_ib_emu_syndrome_str(uint32_t syndrome)

@@ -504,6 +504,12 @@ struct cmd_fault {
     uint32_t syndrome = 0;
 };
 
+struct wr_fault {
+    unsigned           count      = 0;
+    enum ibv_wc_status status     = IBV_WC_SUCCESS;
+    uint32_t           vendor_err = 0;
+};
+
 struct handle {
     kind type;
     void *obj;
@@ -531,6 +537,7 @@ struct emu_state {
     /* Fault injection */
     fault                                        op_faults[UCT_IB_GLUE_OP_LAST];
     std::map<uint16_t, cmd_fault>                cmd_faults;
+    wr_fault                                     wr_faults;
 
     emu_state();
     ~emu_state();
@@ -650,6 +657,10 @@ int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
  * slot, and whether the current call must fail (with *err) */
 uct_ib_glue_conv_t glue_op_conv(uct_ib_glue_op_t op);
 bool take_op_fault(uct_ib_glue_op_t op, int *err);
+
+/* Whether the work request the device is about to execute must fail, with
+ * the status and vendor syndrome in *f (s.lock held) */
+bool take_wr_fault(emu_state &s, wr_fault *f);
 
 /* Debug log of the emulator */
 #define uct_ib_emu_debug(_fmt, ...) ucs_debug("emu: " _fmt, ## __VA_ARGS__)

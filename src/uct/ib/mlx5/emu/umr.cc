@@ -20,7 +20,9 @@
  * IBV_WC_LOC_PROT_ERR, binding an mkey that is already bound with
  * IBV_WC_MW_BIND_ERR, and the QP moves to ERR. A successful work request
  * gives a completion if it was signaled (opcode MLX5DV_WC_UMR for an MR
- * list, IBV_WC_LOCAL_INV); an error one always does.
+ * list, IBV_WC_LOCAL_INV); an error one always does. One armed to fail
+ * (uct_ib_emu_fail_wr) completes with the armed status instead of
+ * executing, as an error one.
  *
  * Send queue entries are freed when the completion that covers them is
  * polled (an unsignaled one by the next completion of its QP), so a QP that
@@ -86,13 +88,15 @@ void batch_fail(qp *q, int err)
     }
 }
 
-void push_cqe(qp *q, const send_wr &wr, enum ibv_wc_status status)
+void push_cqe(qp *q, const send_wr &wr, enum ibv_wc_status status,
+              uint32_t vendor_err = 0)
 {
     cq *c       = q->send_cq;
     verbs_cqe e = {};
 
-    e.wc.wr_id  = wr.wr_id;
-    e.wc.status = status;
+    e.wc.wr_id      = wr.wr_id;
+    e.wc.status     = status;
+    e.wc.vendor_err = vendor_err;
     e.wc.opcode = (wr.op == send_wr::MR_LIST) ?
                   static_cast<enum ibv_wc_opcode>(MLX5DV_WC_UMR) :
                   IBV_WC_LOCAL_INV;
@@ -110,7 +114,8 @@ void push_cqe(qp *q, const send_wr &wr, enum ibv_wc_status status)
     c->verbs_cqes.push_back(e);
 }
 
-void complete(qp *q, const send_wr &wr, enum ibv_wc_status status)
+void complete(qp *q, const send_wr &wr, enum ibv_wc_status status,
+              uint32_t vendor_err)
 {
     bool signaled = (wr.flags & IBV_SEND_SIGNALED) || q->sq_sig_all;
 
@@ -119,7 +124,7 @@ void complete(qp *q, const send_wr &wr, enum ibv_wc_status status)
         return;
     }
 
-    push_cqe(q, wr, status);
+    push_cqe(q, wr, status, vendor_err);
 }
 
 void flush_stuck(qp *q)
@@ -191,6 +196,7 @@ enum ibv_wc_status execute(qp *q, const send_wr &wr)
 void process(emu_state &s, qp *q, const send_wr &wr)
 {
     enum ibv_wc_status status;
+    uint32_t           vendor_err;
     uct_ib_emu_drop_t drop;
     const qp *dst = nullptr;
 
@@ -216,8 +222,15 @@ void process(emu_state &s, qp *q, const send_wr &wr)
         return;
     }
 
-    status = execute(q, wr);
-    complete(q, wr, status);
+    wr_fault fault;
+    if (take_wr_fault(s, &fault)) {
+        status     = fault.status;
+        vendor_err = fault.vendor_err;
+    } else {
+        status     = execute(q, wr);
+        vendor_err = 0;
+    }
+    complete(q, wr, status, vendor_err);
     if (status != IBV_WC_SUCCESS) {
         uct_ib_emu_debug("qp 0x%x: work request 0x%lx failed: status %d",
                          q->qpn, static_cast<unsigned long>(wr.wr_id), status);

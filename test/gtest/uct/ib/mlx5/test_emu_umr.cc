@@ -613,6 +613,51 @@ TEST_F(test_emu_umr, device_errors_move_the_qp_to_error)
     EXPECT_EQ(IBV_WC_MW_BIND_ERR, wcs[1].status);
 }
 
+TEST_F(test_emu_umr, injected_completion_error)
+{
+    struct ibv_qp *qp        = create_qp();
+    struct mlx5dv_mkey *mkey = create_mkey();
+    std::vector<struct ibv_wc> wcs;
+
+    ASSERT_NE(nullptr, qp);
+    ASSERT_NE(nullptr, mkey);
+    connect_self(qp, 3);
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_ib_emu_fail_wr(1, IBV_WC_SUCCESS, 0));
+
+    /* armed for the first one only, which does not even ask for a
+     * completion: an error one always completes */
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_wr(1, IBV_WC_GENERAL_ERR, 0x32));
+    EXPECT_EQ(1u, uct_ib_emu_pending_faults());
+    ASSERT_EQ(0, post_bind(qp, mkey, 0x60, IBV_SEND_INLINE));
+    ASSERT_EQ(0, post_inv(qp, mkey->rkey, 0x61));
+    wcs = poll();
+    ASSERT_EQ(2u, wcs.size());
+    EXPECT_EQ(0x60u, wcs[0].wr_id);
+    EXPECT_EQ(IBV_WC_GENERAL_ERR, wcs[0].status);
+    EXPECT_EQ(0x32u, wcs[0].vendor_err);
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wcs[1].status) << "behind the error";
+    EXPECT_EQ(0u, wcs[1].vendor_err);
+    EXPECT_EQ(IBV_QPS_ERR, qp->state);
+    EXPECT_FALSE(mkey_info(mkey->rkey).bound) << "the bind did not happen";
+    EXPECT_EQ(0u, uct_ib_emu_pending_faults());
+
+    /* used up: the next QP binds */
+    struct ibv_qp *qp2 = create_qp();
+    ASSERT_NE(nullptr, qp2);
+    connect_self(qp2, 3);
+    ASSERT_EQ(0, post_bind(qp2, mkey, 0x62));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_TRUE(mkey_info(mkey->rkey).bound);
+
+    /* disarmed by clear_faults */
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_wr(1, IBV_WC_GENERAL_ERR, 0));
+    EXPECT_EQ(1u, uct_ib_emu_pending_faults());
+    uct_ib_emu_clear_faults();
+    EXPECT_EQ(0u, uct_ib_emu_pending_faults());
+}
+
 TEST_F(test_emu_umr, unsignaled_work_fills_the_send_queue)
 {
     struct ibv_qp *qp        = create_qp();

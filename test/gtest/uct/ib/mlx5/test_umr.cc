@@ -373,6 +373,34 @@ TEST_F(test_umr, injected_probe_failure_falls_back)
     EXPECT_EQ(0u, qps());
 }
 
+/* The device completes the probe's bind with an error: one warning naming
+ * the completion status and vendor syndrome, and the MR's key is kept */
+TEST_F(test_umr, probe_completion_error_falls_back)
+{
+    alignas(64) static uint8_t buf[4096];
+    umr_md                     md;
+    uct_mem_h                  memh;
+
+    ASSERT_EQ(UCS_OK, md.open(eth_a.dev, {{"MLX5_UMR", "y"},
+                                          {"MLX5_UMR_TIMEOUT",
+                                           UMR_TIMEOUT_STR}}));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_wr(1, IBV_WC_LOC_PROT_ERR, 0x32));
+    {
+        ucs::scoped_log_capture log(UCS_LOG_LEVEL_WARN);
+
+        memh = md.reg(buf, sizeof(buf));
+        ASSERT_NE(nullptr, memh);
+        expect_one_line(log, UCS_LOG_LEVEL_WARN,
+                        {"mlx5_0:1", "GID index 3", "RoCE v2",
+                         "completed with error: IBV_WC_LOC_PROT_ERR",
+                         "vendor syndrome 0x32", "memory export disabled"});
+    }
+
+    EXPECT_FALSE(mkey_info(md.rkey(memh)).indirect);
+    EXPECT_EQ(0u, uct_ib_emu_pending_faults());
+    EXPECT_EQ(0u, qps());
+}
+
 /* After a good probe, an operation that cannot complete is bounded by the
  * timeout, revokes its key and disables export once */
 TEST_F(test_umr, later_timeout_is_bounded_and_disables_export)
