@@ -38,7 +38,7 @@ bool is_own_port(const uct_rc_mlx5_iface_common_t *iface,
  * RoCE: resolve the destination through a transient AH and copy its AV.
  * Fills all of @a path.
  */
-inline ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
+ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
                        const struct ibv_ah_attr *ah_attr,
                        uct_ib_mlx5_address_path_t *path)
 {
