@@ -1,40 +1,17 @@
-/*
- * The baseline's AH cache; see baseline_ah_cache.h. Nothing else may be
- * defined in this file: the instruction probe counts what runs in it.
- */
+/* The baseline's AH cache; see baseline_ah_cache.h. */
 #include "baseline_ah_cache.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace bench {
 
-namespace {
-
-constexpr size_t initial_slots = 16;
-
-/* Destination GID and LID folded, then mixed (a 64-bit finaliser) */
-uint64_t attr_hash(const struct ibv_ah_attr &attr)
-{
-    uint64_t h = attr.grh.dgid.global.subnet_prefix ^
-                 attr.grh.dgid.global.interface_id ^ attr.dlid;
-
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
-bool attr_equal(const struct ibv_ah_attr &a, const struct ibv_ah_attr &b)
-{
-    return memcmp(&a, &b, sizeof(a)) == 0;
-}
-
-} // namespace
+constexpr size_t baseline_initial_slots = 16;
 
 baseline_ah_cache::baseline_ah_cache(struct ibv_pd *pd, std::string name) :
-    m_pd(pd), m_name(std::move(name)), m_slots(initial_slots)
+    m_pd(pd), m_name(std::move(name)), m_slots(baseline_initial_slots)
 {
 }
 
@@ -52,20 +29,48 @@ baseline_ah_cache::~baseline_ah_cache()
     }
 }
 
-std::string baseline_ah_cache::source_file()
+bool baseline_ah_cache::is_own_function(const std::string &name)
 {
-    const char *slash = strrchr(__FILE__, '/');
+    /* its members, and what the compiler made of std:: code for its types */
+    return name.find("bench::baseline_ah_cache") != std::string::npos;
+}
 
-    return (slash == nullptr) ? __FILE__ : slash + 1;
+/* The destination GID and LID folded, then mixed (a 64-bit finaliser) */
+uint64_t baseline_ah_cache::hash(const struct ibv_ah_attr &attr)
+{
+    uint64_t h = attr.grh.dgid.global.subnet_prefix ^
+                 attr.grh.dgid.global.interface_id ^ attr.dlid;
+
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Every field, so that padding never decides */
+bool baseline_ah_cache::equal(const struct ibv_ah_attr &a,
+                              const struct ibv_ah_attr &b)
+{
+    return (a.grh.dgid.global.subnet_prefix ==
+            b.grh.dgid.global.subnet_prefix) &&
+           (a.grh.dgid.global.interface_id == b.grh.dgid.global.interface_id) &&
+           (a.grh.flow_label == b.grh.flow_label) &&
+           (a.grh.sgid_index == b.grh.sgid_index) &&
+           (a.grh.hop_limit == b.grh.hop_limit) &&
+           (a.grh.traffic_class == b.grh.traffic_class) &&
+           (a.dlid == b.dlid) && (a.sl == b.sl) &&
+           (a.src_path_bits == b.src_path_bits) &&
+           (a.static_rate == b.static_rate) && (a.is_global == b.is_global) &&
+           (a.port_num == b.port_num);
 }
 
 baseline_ah_cache::slot *baseline_ah_cache::find(const struct ibv_ah_attr &attr)
 {
     const size_t mask = m_slots.size() - 1;
 
-    for (size_t i = attr_hash(attr) & mask;; i = (i + 1) & mask) {
+    for (size_t i = hash(attr) & mask;; i = (i + 1) & mask) {
         slot &s = m_slots[i];
-        if ((s.ah == nullptr) || attr_equal(s.attr, attr)) {
+        if ((s.ah == nullptr) || equal(s.attr, attr)) {
             return &s; /* the table is never full: see insert() */
         }
     }
@@ -97,8 +102,8 @@ void baseline_ah_cache::insert(const struct ibv_ah_attr &attr, struct ibv_ah *ah
 bool baseline_ah_cache::get_av(const struct ibv_ah_attr &attr,
                                struct mlx5_wqe_av *av)
 {
-    struct mlx5dv_obj obj;
-    struct mlx5dv_ah  dv_ah;
+    struct mlx5dv_obj obj; /* the provider reads only the member asked for */
+    struct mlx5dv_ah  dv_ah = {};
     struct ibv_ah     *ah;
     int               ret;
 

@@ -4,14 +4,15 @@
  * transient AH. It lives only in the benchmark, never in the library.
  *
  * What the old connect path did at every connect, this does too: find the
- * AH by the whole ibv_ah_attr (hashed on the destination GID and LID,
- * compared whole) and read its address vector through mlx5dv_init_obj into
- * a copy. The old cache also took a lock around the lookup; one thread
- * runs here, so it is left out, which can only make the baseline cheaper.
+ * AH by its whole ibv_ah_attr (a hash table keyed by the destination GID and
+ * LID, every field compared) and read its address vector through
+ * mlx5dv_init_obj into a copy. The old cache also took a lock around the
+ * lookup; one thread runs here, so it is left out, which can only make the
+ * baseline cheaper.
  *
- * Its code is kept in this file alone so that the instruction probe can
- * count it as part of the baseline's connect path (bench_probe.h): in the
- * old library it was.
+ * The instruction probe counts this class's functions as part of the
+ * baseline's connect path (bench_probe.h), by name: in the old library the
+ * lookup was library code.
  */
 #ifndef UCX_CONNECT_BENCH_BASELINE_AH_CACHE_H_
 #define UCX_CONNECT_BENCH_BASELINE_AH_CACHE_H_
@@ -42,14 +43,17 @@ public:
     /* The AHs held */
     size_t size() const { return m_count; }
 
-    /* The base name of the file this class is defined in */
-    static std::string source_file();
+    /* Whether a function (as callgrind names it) is this class's code */
+    static bool is_own_function(const std::string &name);
 
 private:
     struct slot {
         struct ibv_ah_attr attr;
         struct ibv_ah      *ah;  /* NULL: free */
     };
+
+    static uint64_t hash(const struct ibv_ah_attr &attr);
+    static bool equal(const struct ibv_ah_attr &a, const struct ibv_ah_attr &b);
 
     slot *find(const struct ibv_ah_attr &attr);
     void insert(const struct ibv_ah_attr &attr, struct ibv_ah *ah);

@@ -297,14 +297,16 @@ std::string spec_name(const std::string &value,
 
 /*
  * Read a callgrind dump (format version 1): the summary, and the self cost
- * (the first event, Ir) of the functions of each object. A cost line right
- * after "calls=" is the inclusive cost of a call, not self cost.
+ * (the first event, Ir) of each function and of the functions of each
+ * object. A cost line right after "calls=" is the inclusive cost of a call,
+ * not self cost. Names may be compressed ("(id) name" once, then "(id)"):
+ * ob and cob share one table, fn, cfn and jfn another.
  */
 bool parse_dump(const std::string &path, dump_costs *costs)
 {
     std::ifstream                      file(path);
-    std::map<std::string, std::string> ob_names, fl_names;
-    std::string                        line, ob, fn_ob, fl, fn_fl;
+    std::map<std::string, std::string> ob_names, fn_names;
+    std::string                        line, ob, fn_ob, fn;
     unsigned                           num_positions = 1;
     bool                               call_cost     = false;
     bool                               have_summary  = false;
@@ -314,7 +316,7 @@ bool parse_dump(const std::string &path, dump_costs *costs)
     }
 
     costs->by_object.clear();
-    costs->by_file.clear();
+    costs->by_function.clear();
     while (std::getline(file, line)) {
         if (line.empty() || (line[0] == '#')) {
             continue;
@@ -336,7 +338,7 @@ bool parse_dump(const std::string &path, dump_costs *costs)
             uint64_t ir = 0;
             if (fields >> ir) {
                 costs->by_object[fn_ob] += ir;
-                costs->by_file[fn_fl]   += ir;
+                costs->by_function[fn] += ir;
             }
             continue;
         }
@@ -350,14 +352,11 @@ bool parse_dump(const std::string &path, dump_costs *costs)
             ob = spec_name(value, &ob_names);
         } else if (key == "cob") {
             (void)spec_name(value, &ob_names); /* may define a name */
-        } else if (key == "fl") {
-            fl = spec_name(value, &fl_names);
-        } else if ((key == "fi") || (key == "fe") || (key == "cfi") ||
-                   (key == "cfl")) {
-            (void)spec_name(value, &fl_names); /* inlined code, or a callee */
+        } else if ((key == "cfn") || (key == "jfn")) {
+            (void)spec_name(value, &fn_names); /* may define a name */
         } else if (key == "fn") {
+            fn    = spec_name(value, &fn_names);
             fn_ob = ob;
-            fn_fl = fl.substr(fl.rfind('/') + 1);
         } else if (key == "calls") {
             call_cost = true;
         } else if (key == "positions") {

@@ -14,7 +14,9 @@
  *    the probe reads back; it attributes the cost to objects, so that what
  *    the probe itself executes (this program's code) is left out and only
  *    the library's objects count (libuct_ib, libucs, and the libc and
- *    libstdc++ functions they call). Run under
+ *    libstdc++ functions they call), and to functions, so that the one part
+ *    of this program that stands for library code, the baseline's AH cache
+ *    (baseline_ah_cache.h), can be counted with it. Run under
  *      valgrind --tool=callgrind --collect-atstart=no ucx_connect_bench ...
  */
 #ifndef UCX_CONNECT_BENCH_PROBE_H_
@@ -63,13 +65,13 @@ const char *devx_opcode_name(unsigned opcode);
  */
 namespace instr {
 
-/* What a callgrind dump holds: its total, and the self cost of the
- * functions of each object (executable or library path) and of each source
- * file (base name of the file a function is defined in), in instructions */
+/* What a callgrind dump holds: its total, and the self cost of each
+ * function (by its name) and of the functions of each object (executable or
+ * library path), in instructions */
 struct dump_costs {
     uint64_t                        summary = 0;
     std::map<std::string, uint64_t> by_object;
-    std::map<std::string, uint64_t> by_file;
+    std::map<std::string, uint64_t> by_function;
 };
 
 /* Whether @a object is this program: the probe's own code (region toggles,

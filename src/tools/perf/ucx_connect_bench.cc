@@ -506,12 +506,13 @@ ucs_status_t phase_runner::end(phase_result *res,
 
         /* The baseline's cache is this program's code, but it stands for
          * the old library's lookup: it is part of the cached connect */
-        auto cache = costs.by_file.find(bench::baseline_ah_cache::source_file());
-        if (cache != costs.by_file.end()) {
-            res->cache_instr   = cache->second;
-            res->probe_instr  -= cache->second;
-            res->instructions += cache->second;
+        for (const auto &fn : costs.by_function) {
+            if (bench::baseline_ah_cache::is_own_function(fn.first)) {
+                res->cache_instr += fn.second;
+            }
         }
+        res->probe_instr  -= res->cache_instr;
+        res->instructions += res->cache_instr;
     }
     res->glue     = glue - m_glue_before;
     res->ah_alive = glue.ah_created - glue.ah_destroyed;
@@ -719,8 +720,8 @@ ucs_status_t phase_runner::run_channels(resolution how, phase_result *res)
             const side                       &from   = dir ? m_b : m_a;
             const uct_rc_mlx5_iface_common_t *common = &from.rc->common;
 
-            /* the AH the connect helper would ask for; made here, once,
-             * which only favours the baseline */
+            /* the key the connect helper would build at every connect;
+             * built once here, which only favours the baseline */
             cache_key[dir]                = attr[dir];
             cache_key[dir].is_global      = 1;
             cache_key[dir].port_num       = common->port_num;

@@ -49,7 +49,7 @@ public:
     [[nodiscard]] ucs_status_t av(struct mlx5_wqe_av **av_p) const
     {
         struct mlx5dv_obj obj; /* the provider reads only the member asked for */
-        struct mlx5dv_ah  dv_ah;
+        struct mlx5dv_ah  dv_ah = {};
         int               ret;
 
         obj.ah.in  = m_ah;

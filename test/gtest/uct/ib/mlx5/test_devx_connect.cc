@@ -6,6 +6,7 @@
  */
 #include <uct/ib/ib_emu_test.h>
 
+#include <uct/ib/base/ib_ah.h>
 #include <uct/ib/base/ib_gid.h>
 #include <uct/ib/mlx5/dv/dv_obj.h>
 #include <uct/ib/mlx5/rc/rc_mlx5_common.h>
@@ -394,6 +395,31 @@ TEST_P(test_devx_connect, ah_create_failure_leaves_qp_in_init)
         EXPECT_EQ(UCS_OK, connect(m_a.get(), qa, b(), qb->qpn()));
         expect_connected_qpc(qa->qpn(), a(), b(), qb->qpn());
     }
+}
+
+/* The provider fails a port the device lacks with NULL and no errno: the
+ * report says so instead of quoting an errno left over from elsewhere */
+TEST_P(test_devx_connect, transient_ah_on_a_port_the_device_lacks)
+{
+    struct ibv_ah_attr      attr = ah_attr_to(*m_a, b());
+    uct_ib_transient_ah     ah(*m_a->dev, 1);
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+
+    uct_ib_emu_counters_reset();
+    attr.is_global = 1;
+    attr.port_num  = 7;
+    errno          = EHOSTUNREACH;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              ah.create(m_a->pd, &attr, UCS_LOG_LEVEL_ERROR));
+    EXPECT_EQ(nullptr, ah.ah());
+    EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "create_ah(" + port_name(a()) + ") failed: " +
+                                "port 7 is not a port of the device"))
+            << capture.dump();
+    EXPECT_EQ(0u, capture.count(UCS_LOG_LEVEL_ERROR, strerror(EHOSTUNREACH)))
+            << capture.dump();
+    EXPECT_EQ(0u, uct_ib_emu_counters().ah_created);
 }
 
 TEST_P(test_devx_connect, firmware_failure_is_logged_and_qp_unusable)
