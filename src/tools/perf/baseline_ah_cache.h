@@ -40,9 +40,6 @@ public:
      */
     bool get_av(const struct ibv_ah_attr &attr, struct mlx5_wqe_av *av);
 
-    /* The AHs held */
-    size_t size() const { return m_count; }
-
     /* Whether a function (as callgrind names it) is this class's code */
     static bool is_own_function(const std::string &name);
 

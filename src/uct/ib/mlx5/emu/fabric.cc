@@ -569,10 +569,7 @@ ucs_status_t apply_topology(emu_state &s, const uct_ib_emu_topology_t &topo)
     s.cmds.clear();
     s.cmds_failed.clear();
     s.drops.clear();
-    for (fault &f : s.op_faults) {
-        f = fault();
-    }
-    s.cmd_faults.clear();
+    clear_faults_locked(s);
     s.rng.seed(0x5eed);
     return UCS_OK;
 }

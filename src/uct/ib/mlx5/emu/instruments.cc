@@ -68,6 +68,15 @@ bool take_wr_fault(emu_state &s, wr_fault *f)
     return true;
 }
 
+void clear_faults_locked(emu_state &s)
+{
+    for (fault &f : s.op_faults) {
+        f = fault();
+    }
+    s.cmd_faults.clear();
+    s.wr_faults = wr_fault();
+}
+
 } // namespace uct_ib_emu
 
 
@@ -251,11 +260,7 @@ void uct_ib_emu_clear_faults()
     emu_state &s = state();
     guard g(s.lock);
 
-    for (fault &f : s.op_faults) {
-        f = fault();
-    }
-    s.cmd_faults.clear();
-    s.wr_faults = wr_fault();
+    clear_faults_locked(s);
 }
 
 unsigned uct_ib_emu_pending_faults()

@@ -662,6 +662,9 @@ bool take_op_fault(uct_ib_glue_op_t op, int *err);
  * the status and vendor syndrome in *f (s.lock held) */
 bool take_wr_fault(emu_state &s, wr_fault *f);
 
+/* Disarm every fault (s.lock held) */
+void clear_faults_locked(emu_state &s);
+
 /* Debug log of the emulator */
 #define uct_ib_emu_debug(_fmt, ...) ucs_debug("emu: " _fmt, ## __VA_ARGS__)
 

@@ -240,6 +240,18 @@ TEST_F(test_emu_device, topology_change_refused_while_in_use)
     EXPECT_EQ(2u, log.count("cannot change the topology")) << log.dump();
 }
 
+/* A reset disarms faults of every kind, as clear_faults does */
+TEST_F(test_emu_device, reset_disarms_every_kind_of_fault)
+{
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_op("create_ah", 1, EIO));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_cmd(0x500 /* CREATE_QP */, 1, 0x3, 0x1));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_wr(1, IBV_WC_GENERAL_ERR, 0));
+    EXPECT_EQ(3u, uct_ib_emu_pending_faults());
+
+    ASSERT_EQ(UCS_OK, uct_ib_emu_reset());
+    EXPECT_EQ(0u, uct_ib_emu_pending_faults());
+}
+
 TEST_F(test_emu_device, open_with_and_without_devx)
 {
     uct_ib_emu_topology_t topo = uct_ib_emu_default_topology();
