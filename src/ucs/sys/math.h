@@ -19,10 +19,19 @@ static inline int ucs_is_pow2(unsigned n)
     return (n != 0) && ((n & (n - 1)) == 0);
 }
 
-/** The smallest power of two >= n (1 for n = 0) */
+/** ceil(log2(n)), 0 for n <= 1; 32 for n above 2^31 */
+static inline unsigned ucs_ilog2_ceil(unsigned n)
+{
+    return (n <= 1) ? 0 : ucs_ilog2(n - 1) + 1;
+}
+
+/** The smallest power of two >= n (1 for n = 0); 0 when no unsigned power
+ *  of two is >= n (n above 2^31) */
 static inline unsigned ucs_roundup_pow2(unsigned n)
 {
-    return (n <= 1) ? 1 : 1u << (ucs_ilog2(n - 1) + 1);
+    unsigned log = ucs_ilog2_ceil(n);
+
+    return (log >= 32) ? 0 : 1u << log;
 }
 
 /** n rounded up to a multiple of a (a > 0) */

@@ -20,16 +20,18 @@ ucs_config_field_t uct_ib_iface_config_table[] = {
      offsetof(uct_ib_iface_config_t, roce_subnets), UCS_CONFIG_TYPE_STRING_ARRAY},
 
     {"SL", "0",
-     "InfiniBand service level; on RoCE, the Ethernet priority (0..7).",
+     "InfiniBand service level (0..15); on RoCE, the Ethernet priority (0..7).\n"
+     "A value out of range is refused when the interface opens.",
      offsetof(uct_ib_iface_config_t, sl), UCS_CONFIG_TYPE_UINT},
 
     {"TRAFFIC_CLASS", "auto",
-     "IB traffic class / RoCE DSCP << 2. \"auto\" is 0 on InfiniBand and 106\n"
-     "on RoCE.",
+     "IB traffic class / RoCE DSCP << 2 (0..255). \"auto\" is 0 on InfiniBand\n"
+     "and 106 on RoCE. A value out of range is refused when the interface opens.",
      offsetof(uct_ib_iface_config_t, traffic_class), UCS_CONFIG_TYPE_ULUNITS},
 
     {"HOP_LIMIT", "255",
-     "IB hop limit / RoCEv2 IP TTL.",
+     "IB hop limit / RoCEv2 IP TTL (0..255). A value out of range is refused\n"
+     "when the interface opens.",
      offsetof(uct_ib_iface_config_t, hop_limit), UCS_CONFIG_TYPE_UINT},
 
     {"ROCE_PATH_FACTOR", "1",
@@ -71,6 +73,34 @@ ucs_status_t mtu_from_config(const uct_ib_iface *iface, unsigned long bytes,
     ucs_error("%s: invalid UCX_IB_PATH_MTU %lu (expected 256, 512, 1024, "
               "2048 or 4096)", iface->dev_name.c_str(), bytes);
     return UCS_ERR_INVALID_PARAM;
+}
+
+/* The path knobs must fit the address path as given: a service level or
+ * priority, traffic class and hop limit that would be truncated are refused */
+ucs_status_t check_path_config(const uct_ib_iface *iface, bool roce,
+                               const uct_ib_iface_config_t *config)
+{
+    const unsigned max_sl = roce ? 7 : 15;
+    const char     *name  = iface->dev_name.c_str();
+
+    if (config->sl > max_sl) {
+        ucs_error("%s: UCX_IB_SL=%u is out of range (0..%u on %s)", name,
+                  config->sl, max_sl, roce ? "RoCE, an Ethernet priority" :
+                                             "InfiniBand");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->traffic_class != UCS_ULUNITS_AUTO) &&
+        (config->traffic_class > 255)) {
+        ucs_error("%s: UCX_IB_TRAFFIC_CLASS=%lu is out of range (0..255)", name,
+                  config->traffic_class);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (config->hop_limit > 255) {
+        ucs_error("%s: UCX_IB_HOP_LIMIT=%u is out of range (0..255)", name,
+                  config->hop_limit);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
 }
 
 void fill_address(uct_ib_iface *iface)
@@ -133,6 +163,12 @@ ucs_status_t uct_ib_iface_init(uct_ib_iface *iface, const uct_iface_ops_t *ops,
 
     status = mtu_from_config(iface, config->path_mtu, port->attr.active_mtu,
                              &iface->path_mtu);
+    if (status != UCS_OK) {
+        uct_base_iface_cleanup(iface);
+        return status;
+    }
+
+    status = check_path_config(iface, roce, config);
     if (status != UCS_OK) {
         uct_base_iface_cleanup(iface);
         return status;

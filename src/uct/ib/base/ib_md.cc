@@ -188,11 +188,13 @@ ucs_status_t mem_reg(uct_md_h tl_md, void *address, size_t length,
 
     memh->mr = uct_ib_glue->reg_mr(md->pd, address, length, access_flags(flags));
     if (memh->mr == nullptr) {
+        const int err = errno; /* the log and delete may change it */
+
         ucs_log(uct_md_reg_log_level(flags),
                 "reg_mr(%s, address %p length %zu) failed: %m",
                 md->dev->name(), address, length);
         delete memh;
-        return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+        return (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
     memh->rkey          = memh->mr->rkey;

@@ -9,8 +9,11 @@ namespace {
 
 using namespace uct_mlx5_prm;
 
-/* The one place a failed DevX call becomes a status: firmware statuses
- * that mean "bad input" are parameter errors, the rest I/O errors. */
+/* The one place a failed DevX call becomes a status. Firmware statuses:
+ * the caller's input or the object's state is wrong -> INVALID_PARAM (as a
+ * QP in the wrong state is for the connect helper), the device is out of
+ * something -> NO_RESOURCE, the object is busy -> BUSY, the command is not
+ * implemented -> UNSUPPORTED; the device itself failed -> IO_ERROR. */
 ucs_status_t devx_status(int err, const void *out)
 {
     if (err == ENOMEM) {
@@ -22,13 +25,24 @@ ucs_status_t devx_status(int err, const void *out)
     }
 
     switch (uct_ib_mlx5_devx_out_status(out)) {
-    case 0x3:  /* bad parameter */
-    case 0x10: /* bad size */
+    case 0x02: /* bad opcode */
+        return UCS_ERR_UNSUPPORTED;
+    case 0x03: /* bad parameter */
+    case 0x05: /* bad resource */
+    case 0x09: /* bad resource state */
+    case 0x0a: /* bad index */
+    case 0x10: /* bad QP state */
+    case 0x30: /* bad packet */
+    case 0x40: /* bad size */
+    case 0x50: /* bad input length */
+    case 0x51: /* bad output length */
         return UCS_ERR_INVALID_PARAM;
-    case 0x8:  /* exceeded limit */
-    case 0x6:  /* busy-like resource shortage */
+    case 0x06: /* resource busy */
+        return UCS_ERR_BUSY;
+    case 0x08: /* exceeded limit */
+    case 0x0f: /* no resources */
         return UCS_ERR_NO_RESOURCE;
-    default:
+    default:   /* internal error, bad system state, unknown */
         return UCS_ERR_IO_ERROR;
     }
 }

@@ -80,7 +80,11 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
     params.log_rq_stride = ucs_ilog2(rq_stride / 16);
     params.umem_id       = qp->m_umem->umem_id;
     params.dbr_offset    = ucs_align_up(wq_len, buf_align);
-    uct_ib_mlx5_build_create_qp(&params, &in);
+    status = uct_ib_mlx5_build_create_qp(qp->dev_name(), &params, &in);
+    if (status != UCS_OK) {
+        delete qp;
+        return status;
+    }
 
     desc   = {qp->dev_name(), "CREATE_QP", UCT_IB_MLX5_DEVX_NO_QPN,
               UCS_LOG_LEVEL_ERROR};
@@ -129,9 +133,10 @@ ucs_status_t uct_ib_mlx5_devx_qp::modify(void *in, size_t inlen,
     ucs_status_t                status;
 
     if (!m_usable) {
-        ucs_error("%s: %s qp 0x%x on a QP that failed an earlier transition",
-                  dev_name(), transition, m_qpn);
-        return UCS_ERR_IO_ERROR;
+        ucs_error("%s: %s qp 0x%x refused: the QP failed an earlier "
+                  "transition and could not be reset", dev_name(), transition,
+                  m_qpn);
+        return UCS_ERR_INVALID_PARAM;
     }
 
     status = uct_ib_mlx5_devx_obj_modify(m_obj, in, inlen, out.data(),
@@ -148,9 +153,20 @@ ucs_status_t uct_ib_mlx5_devx_qp::rst2init(uint16_t pkey_index,
                                            const uct_ib_mlx5_rdma_access_t *access)
 {
     uct_ib_mlx5_rst2init_in_t in;
+    ucs_status_t              status;
 
-    uct_ib_mlx5_build_rst2init(m_qpn, m_port_num, pkey_index, access, &in);
-    return modify(in.data(), in.size(), "RST2INIT", UCT_MLX5_QP_STATE_INIT);
+    status = uct_ib_mlx5_build_rst2init(dev_name(), m_qpn, m_port_num,
+                                        pkey_index, access, &in);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = modify(in.data(), in.size(), "RST2INIT", UCT_MLX5_QP_STATE_INIT);
+    if (status == UCS_OK) {
+        m_pkey_index = pkey_index;
+        m_access     = *access;
+    }
+    return status;
 }
 
 ucs_status_t uct_ib_mlx5_devx_qp::init2rtr(uct_ib_mlx5_init2rtr_in_t *in)
@@ -171,11 +187,35 @@ ucs_status_t uct_ib_mlx5_devx_qp::rtr2rts(uct_ib_mlx5_rtr2rts_in_t *in)
     return status;
 }
 
+ucs_status_t uct_ib_mlx5_devx_qp::reinit()
+{
+    uct_ib_mlx5_2rst_in_t in;
+    ucs_status_t          status;
+
+    status = uct_ib_mlx5_build_2rst(dev_name(), m_qpn, &in);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    m_usable = true; /* 2RST is allowed from every state */
+    status   = modify(in.data(), in.size(), "2RST", UCT_MLX5_QP_STATE_RST);
+    if (status == UCS_OK) {
+        status = rst2init(m_pkey_index, &m_access);
+    }
+
+    m_usable = (status == UCS_OK);
+    return status;
+}
+
 ucs_status_t uct_ib_mlx5_devx_qp::to_error()
 {
     uct_ib_mlx5_2err_in_t in;
+    ucs_status_t          status;
 
-    uct_ib_mlx5_build_2err(m_qpn, &in);
+    status = uct_ib_mlx5_build_2err(dev_name(), m_qpn, &in);
+    if (status != UCS_OK) {
+        return status;
+    }
     return modify(in.data(), in.size(), "2ERR", UCT_MLX5_QP_STATE_ERR);
 }
 
@@ -185,7 +225,12 @@ ucs_status_t uct_ib_mlx5_devx_qp::query(uct_ib_mlx5_query_qp_out_t *out) const
     uct_ib_mlx5_devx_cmd_desc_t desc = {dev_name(), "QUERY_QP", m_qpn,
                                         UCS_LOG_LEVEL_ERROR};
 
-    uct_ib_mlx5_build_query_qp(m_qpn, &in);
+    ucs_status_t                status;
+
+    status = uct_ib_mlx5_build_query_qp(dev_name(), m_qpn, &in);
+    if (status != UCS_OK) {
+        return status;
+    }
     return uct_ib_mlx5_devx_obj_query(m_obj, in.data(), in.size(), out->data(),
                                       out->size(), &desc);
 }

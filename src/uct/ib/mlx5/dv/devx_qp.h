@@ -38,7 +38,8 @@ public:
     const char          *dev_name() const { return m_dev_name.c_str(); }
     /* The state after the last successful transition. */
     unsigned            state() const { return m_state; }
-    /* False once a transition failed in firmware: only destroy remains. */
+    /* False once a transition failed in firmware and the QP was not reset
+     * since: only reinit() or destroy remain. */
     bool                usable() const { return m_usable; }
 
     [[nodiscard]] ucs_status_t rst2init(uint16_t pkey_index,
@@ -49,6 +50,10 @@ public:
 
     /** RTR2RTS with @a in; on a firmware failure the QP becomes unusable. */
     [[nodiscard]] ucs_status_t rtr2rts(uct_ib_mlx5_rtr2rts_in_t *in);
+
+    /** Back to INIT from any state (2RST, then RST2INIT with the pkey and
+     *  access of the last RST2INIT), usable again; unusable if that fails. */
+    [[nodiscard]] ucs_status_t reinit();
 
     [[nodiscard]] ucs_status_t to_error();
 
@@ -67,6 +72,8 @@ private:
     uint32_t                m_qpn      = 0;
     unsigned                m_state    = UCT_MLX5_QP_STATE_RST;
     bool                    m_usable   = true;
+    uint16_t                m_pkey_index = 0;
+    uct_ib_mlx5_rdma_access_t m_access = {};
     void                    *m_buf     = nullptr;
     size_t                  m_buf_len  = 0;
     struct mlx5dv_devx_umem *m_umem    = nullptr;

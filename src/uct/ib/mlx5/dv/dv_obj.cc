@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <new>
+#include <string>
 
 ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev, uint8_t port_num,
                                  struct ibv_pd *pd, uint32_t *pdn_p)
@@ -40,10 +41,13 @@ ucs_status_t uct_ib_mlx5_cq::create(const uct_ib_device &dev, uint8_t port_num,
 
     cq->m_cq = uct_ib_glue->create_cq(dev.context(), cqe, nullptr, nullptr, 0);
     if (cq->m_cq == nullptr) {
-        ucs_error("create_cq(%s, cqe %d) failed: %m",
-                  dev.port_name(port_num).c_str(), cqe);
+        const int         err  = errno; /* before the name is built */
+        const std::string name = dev.port_name(port_num);
+
+        errno = err;
+        ucs_error("create_cq(%s, cqe %d) failed: %m", name.c_str(), cqe);
         delete cq;
-        return UCS_ERR_IO_ERROR;
+        return (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
     obj.cq.in  = cq->m_cq;
@@ -90,10 +94,13 @@ ucs_status_t uct_ib_mlx5_devx_uar::create(const uct_ib_device &dev,
     uar->m_uar = uct_ib_glue->devx_alloc_uar(dev.context(),
                                              MLX5DV_UAR_ALLOC_TYPE_BF);
     if (uar->m_uar == nullptr) {
-        ucs_error("mlx5dv_devx_alloc_uar(%s) failed: %m",
-                  dev.port_name(port_num).c_str());
+        const int         err  = errno; /* before the name is built */
+        const std::string name = dev.port_name(port_num);
+
+        errno = err;
+        ucs_error("mlx5dv_devx_alloc_uar(%s) failed: %m", name.c_str());
         delete uar;
-        return (errno == EOPNOTSUPP) ? UCS_ERR_UNSUPPORTED : UCS_ERR_IO_ERROR;
+        return (err == EOPNOTSUPP) ? UCS_ERR_UNSUPPORTED : UCS_ERR_IO_ERROR;
     }
 
     *uar_p = uar;

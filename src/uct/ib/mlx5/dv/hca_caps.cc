@@ -25,10 +25,11 @@ ucs_status_t query(struct ibv_context *ctx, const char *dev_name,
                                                        UCT_IB_MLX5_DEVX_NO_QPN,
                                                        fail_level};
 
-    uct_mlx5_prm_set<query_hca_cap_in::opcode>(in.data(),
-                                               UCT_MLX5_CMD_OP_QUERY_HCA_CAP);
-    uct_mlx5_prm_set<query_hca_cap_in::op_mod>(in.data(),
-                                               uct_mlx5_hca_cap_op_mod(cap_type));
+    uct_mlx5_prm_writer                        w(in.data());
+
+    w.set<query_hca_cap_in::opcode>(UCT_MLX5_CMD_OP_QUERY_HCA_CAP);
+    w.set<query_hca_cap_in::op_mod>(uct_mlx5_hca_cap_op_mod(cap_type));
+    ucs_assert_always(w.ok()); /* constants */
     return uct_ib_mlx5_devx_general_cmd(ctx, in.data(), in.size(), out->data(),
                                         out->size(), &desc);
 }
@@ -54,6 +55,9 @@ ucs_status_t uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx,
     caps.port_type                   = uct_mlx5_prm_get<general<cmd_hca_cap::port_type>>(dw);
     caps.roce                        = uct_mlx5_prm_get<general<cmd_hca_cap::roce>>(dw);
     caps.log_max_msg                 = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_msg>>(dw);
+    caps.log_max_qp_sz               = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_qp_sz>>(dw);
+    caps.lag_tx_port_affinity        = uct_mlx5_prm_get<general<cmd_hca_cap::lag_tx_port_affinity>>(dw);
+    caps.num_lag_ports               = uct_mlx5_prm_get<general<cmd_hca_cap::num_lag_ports>>(dw);
     caps.log_max_ra_req_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_req_qp>>(dw);
     caps.log_max_ra_res_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_res_qp>>(dw);
     caps.umr_indirect_mkey           = !uct_mlx5_prm_get<general<cmd_hca_cap::umr_indirect_mkey_disabled>>(dw);

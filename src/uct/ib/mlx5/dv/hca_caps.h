@@ -12,6 +12,10 @@ typedef struct uct_ib_mlx5_hca_caps {
     unsigned port_type;          /* 0 InfiniBand, 1 Ethernet */
     bool     roce;               /* RoCE enabled */
     unsigned log_max_msg;
+    unsigned log_max_qp_sz;      /* WQEs (send) / WQEs (receive) per queue */
+    /* LAG: a QP may choose its physical port (1..num_lag_ports) */
+    bool     lag_tx_port_affinity;
+    unsigned num_lag_ports;
     unsigned log_max_ra_req_qp;
     unsigned log_max_ra_res_qp;
     bool     umr_indirect_mkey;  /* UMR may build indirect mkeys */

@@ -43,6 +43,7 @@
         using embedded = void; \
         static constexpr uint32_t offset = _offset; \
         static constexpr uint32_t width  = _width; \
+        static constexpr const char *name = #_name; \
         static_assert(offset + width <= owner::size_bits, \
                       #_name " does not fit in its structure"); \
     }
@@ -54,6 +55,7 @@
         using embedded = ::uct_mlx5_prm::_type::layout; \
         static constexpr uint32_t offset = _offset; \
         static constexpr uint32_t width  = _width; \
+        static constexpr const char *name = #_name; \
         static_assert(offset + width <= owner::size_bits, \
                       #_name " does not fit in its structure"); \
         static_assert(width == embedded::size_bits, \
@@ -83,6 +85,7 @@ struct at<Outer, Inner> {
     using embedded = typename Inner::embedded;
     static constexpr uint32_t offset = Outer::offset + Inner::offset;
     static constexpr uint32_t width  = Inner::width;
+    static constexpr const char *name = Inner::name;
 };
 
 
@@ -124,8 +127,20 @@ using value_t = std::conditional_t<F::width == 64, uint64_t, uint32_t>;
 } // namespace uct_mlx5_prm
 
 
+/* True when @a value fits in field F */
 template <typename F>
-inline void uct_mlx5_prm_set(uint32_t *buf, uint64_t value)
+constexpr bool uct_mlx5_prm_fits(uint64_t value)
+{
+    return value <= uct_mlx5_prm::detail::value_field<F>::max;
+}
+
+/*
+ * Write @a value into field F. A value wider than the field is refused in
+ * every build: the buffer is left untouched and the result is false, so a
+ * command is never sent with a silently truncated field.
+ */
+template <typename F>
+[[nodiscard]] inline bool uct_mlx5_prm_set(uint32_t *buf, uint64_t value)
 {
     using field = uct_mlx5_prm::detail::value_field<F>;
     uint32_t *dw = buf + field::index;
@@ -134,13 +149,13 @@ inline void uct_mlx5_prm_set(uint32_t *buf, uint64_t value)
         dw[0] = htobe32(static_cast<uint32_t>(value >> 32));
         dw[1] = htobe32(static_cast<uint32_t>(value));
     } else {
-        ucs_assertv(value <= field::max,
-                    "value 0x%" PRIx64 " does not fit in %u bits", value,
-                    F::width);
+        if (!uct_mlx5_prm_fits<F>(value)) {
+            return false;
+        }
         *dw = htobe32((be32toh(*dw) & ~field::mask) |
-                      ((static_cast<uint32_t>(value) << field::shift) &
-                       field::mask));
+                      (static_cast<uint32_t>(value) << field::shift));
     }
+    return true;
 }
 
 template <typename F>
@@ -174,6 +189,46 @@ inline void uct_mlx5_prm_get_bytes(const uint32_t *buf, void *dst)
     memcpy(dst, reinterpret_cast<const uint8_t*>(buf) + field::offset,
            field::length);
 }
+
+
+/*
+ * Writes fields into one command buffer and remembers the first value that
+ * did not fit, so a builder sets every field and checks once at the end.
+ */
+class uct_mlx5_prm_writer {
+public:
+    explicit uct_mlx5_prm_writer(uint32_t *buf) : m_buf(buf)
+    {
+    }
+
+    template <typename F>
+    void set(uint64_t value)
+    {
+        if (!uct_mlx5_prm_set<F>(m_buf, value) && (m_bad_field == nullptr)) {
+            m_bad_field = F::name;
+            m_bad_value = value;
+            m_bad_width = F::width;
+        }
+    }
+
+    template <typename F>
+    void set_bytes(const void *src)
+    {
+        uct_mlx5_prm_set_bytes<F>(m_buf, src);
+    }
+
+    bool        ok() const { return m_bad_field == nullptr; }
+    /* The first field refused, its value and width; valid when !ok() */
+    const char  *bad_field() const { return m_bad_field; }
+    uint64_t    bad_value() const { return m_bad_value; }
+    unsigned    bad_width() const { return m_bad_width; }
+
+private:
+    uint32_t   *m_buf;
+    const char *m_bad_field = nullptr;
+    uint64_t   m_bad_value  = 0;
+    unsigned   m_bad_width  = 0;
+};
 
 
 /* Zeroed command buffer for structure S, e.g.
@@ -249,7 +304,14 @@ enum {
 enum {
     UCT_MLX5_QP_OPTPAR_RRE = UCS_BIT(1),
     UCT_MLX5_QP_OPTPAR_RAE = UCS_BIT(2),
-    UCT_MLX5_QP_OPTPAR_RWE = UCS_BIT(3)
+    UCT_MLX5_QP_OPTPAR_RWE = UCS_BIT(3),
+    UCT_MLX5_QP_OPTPAR_LAG_TX_AFF = UCS_BIT(15)
+};
+
+/* qpc.atomic_mode: the largest atomic the responder executes */
+enum {
+    UCT_MLX5_ATOMIC_MODE_IB_SPEC  = 0x0,
+    UCT_MLX5_ATOMIC_MODE_UP_TO_8B = 0x3  /* extended atomics on 4 and 8 bytes */
 };
 
 /* qpc.mtu */

@@ -1,11 +1,17 @@
 /*
  * Builders of the QP commands: one function per PRM command, each writing a
  * zeroed command buffer. The only code that lays out QP commands.
+ *
+ * A builder refuses a parameter its PRM field cannot hold (in every build):
+ * it logs the device, command and field, and returns UCS_ERR_INVALID_PARAM;
+ * the command must not be sent then.
  */
 #ifndef UCT_IB_MLX5_QP_CMD_H_
 #define UCT_IB_MLX5_QP_CMD_H_
 
 #include "prm.h"
+
+#include <ucs/type/status.h>
 
 #include <cstdint>
 
@@ -15,6 +21,7 @@ using uct_ib_mlx5_rst2init_in_t    = uct_mlx5_prm_buf<uct_mlx5_prm::rst2init_qp_
 using uct_ib_mlx5_init2rtr_in_t    = uct_mlx5_prm_buf<uct_mlx5_prm::init2rtr_qp_in::layout>;
 using uct_ib_mlx5_rtr2rts_in_t     = uct_mlx5_prm_buf<uct_mlx5_prm::rtr2rts_qp_in::layout>;
 using uct_ib_mlx5_2err_in_t        = uct_mlx5_prm_buf<uct_mlx5_prm::qp_2err_in::layout>;
+using uct_ib_mlx5_2rst_in_t        = uct_mlx5_prm_buf<uct_mlx5_prm::qp_2rst_in::layout>;
 using uct_ib_mlx5_query_qp_in_t    = uct_mlx5_prm_buf<uct_mlx5_prm::query_qp_in::layout>;
 using uct_ib_mlx5_query_qp_out_t   = uct_mlx5_prm_buf<uct_mlx5_prm::query_qp_out::layout>;
 /* Every modify command answers with the common output header */
@@ -33,8 +40,10 @@ typedef struct uct_ib_mlx5_create_qp_params {
     uint64_t dbr_offset;       /* doorbell record, in the same umem */
 } uct_ib_mlx5_create_qp_params_t;
 
-void uct_ib_mlx5_build_create_qp(const uct_ib_mlx5_create_qp_params_t *params,
-                                 uct_ib_mlx5_create_qp_in_t *in);
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_create_qp(const char *dev_name,
+                            const uct_ib_mlx5_create_qp_params_t *params,
+                            uct_ib_mlx5_create_qp_in_t *in);
 
 typedef struct uct_ib_mlx5_rdma_access {
     bool read;
@@ -42,10 +51,11 @@ typedef struct uct_ib_mlx5_rdma_access {
     bool atomic;
 } uct_ib_mlx5_rdma_access_t;
 
-void uct_ib_mlx5_build_rst2init(uint32_t qpn, uint8_t port_num,
-                                uint16_t pkey_index,
-                                const uct_ib_mlx5_rdma_access_t *access,
-                                uct_ib_mlx5_rst2init_in_t *in);
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_rst2init(const char *dev_name, uint32_t qpn, uint8_t port_num,
+                           uint16_t pkey_index,
+                           const uct_ib_mlx5_rdma_access_t *access,
+                           uct_ib_mlx5_rst2init_in_t *in);
 
 /* The primary address path of an RC QP, as INIT2RTR programs it. */
 typedef struct uct_ib_mlx5_address_path {
@@ -77,12 +87,17 @@ typedef struct uct_ib_mlx5_init2rtr_params {
     unsigned                   log_msg_max;
     unsigned                   log_rra_max;  /* responder read/atomic depth */
     unsigned                   min_rnr_nak;
+    /* LAG port the QP sends from (1..num_lag_ports); 0: no affinity */
+    unsigned                   lag_tx_port_affinity;
+    /* remote atomics also set qpc.atomic_mode (extended, up to 8 bytes) */
     uct_ib_mlx5_rdma_access_t  access;
     uct_ib_mlx5_address_path_t path;
 } uct_ib_mlx5_init2rtr_params_t;
 
-void uct_ib_mlx5_build_init2rtr(const uct_ib_mlx5_init2rtr_params_t *params,
-                                uct_ib_mlx5_init2rtr_in_t *in);
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_init2rtr(const char *dev_name,
+                           const uct_ib_mlx5_init2rtr_params_t *params,
+                           uct_ib_mlx5_init2rtr_in_t *in);
 
 typedef struct uct_ib_mlx5_rtr2rts_params {
     uint32_t qpn;
@@ -92,11 +107,21 @@ typedef struct uct_ib_mlx5_rtr2rts_params {
     unsigned log_sra_max;      /* requester read/atomic depth */
 } uct_ib_mlx5_rtr2rts_params_t;
 
-void uct_ib_mlx5_build_rtr2rts(const uct_ib_mlx5_rtr2rts_params_t *params,
-                               uct_ib_mlx5_rtr2rts_in_t *in);
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_rtr2rts(const char *dev_name,
+                          const uct_ib_mlx5_rtr2rts_params_t *params,
+                          uct_ib_mlx5_rtr2rts_in_t *in);
 
-void uct_ib_mlx5_build_2err(uint32_t qpn, uct_ib_mlx5_2err_in_t *in);
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_2rst(const char *dev_name, uint32_t qpn,
+                       uct_ib_mlx5_2rst_in_t *in);
 
-void uct_ib_mlx5_build_query_qp(uint32_t qpn, uct_ib_mlx5_query_qp_in_t *in);
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_2err(const char *dev_name, uint32_t qpn,
+                       uct_ib_mlx5_2err_in_t *in);
+
+[[nodiscard]] ucs_status_t
+uct_ib_mlx5_build_query_qp(const char *dev_name, uint32_t qpn,
+                           uct_ib_mlx5_query_qp_in_t *in);
 
 #endif

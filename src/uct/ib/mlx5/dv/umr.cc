@@ -208,7 +208,8 @@ ucs_status_t uct_ib_mlx5_umr::probe()
         mr   = uct_ib_glue->reg_mr(m_pd, m_probe_buf, sizeof(m_probe_buf),
                                    PROBE_ACCESS);
         if (mr == nullptr) {
-            why    = call_failed("reg_mr", errno);
+            const int err = errno; /* before a string is built */
+            why    = call_failed("reg_mr", err);
             status = UCS_ERR_IO_ERROR;
         }
     }
@@ -260,7 +261,8 @@ ucs_status_t uct_ib_mlx5_umr::create_qp(std::string *why)
     m_cq = uct_ib_glue->create_cq(m_dev.context(), 2 * QP_LEN, nullptr,
                                   nullptr, 0);
     if (m_cq == nullptr) {
-        *why = call_failed("create_cq", errno);
+        const int err = errno; /* before a string is built */
+        *why = call_failed("create_cq", err);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -282,8 +284,9 @@ ucs_status_t uct_ib_mlx5_umr::create_qp(std::string *why)
 
     m_qp = uct_ib_glue->mlx5dv_create_qp(m_dev.context(), &attr, &dv_attr);
     if (m_qp == nullptr) {
+        const int err = errno; /* before a string is built */
         *why = call_failed("mlx5dv_create_qp(RC, MR list and local "
-                           "invalidate)", errno);
+                           "invalidate)", err);
         return UCS_ERR_IO_ERROR;
     }
 

@@ -29,37 +29,41 @@ void fill_general_caps(const device *dev, uint32_t *out)
     namespace cap = prm::cmd_hca_cap;
     const port &p = dev->ports.front();
 
-    uct_mlx5_prm_set<general_cap<cap::vhca_id>>(out, dev->index);
-    uct_mlx5_prm_set<general_cap<cap::log_max_srq_sz>>(out, LOG_MAX_SRQ_SZ);
-    uct_mlx5_prm_set<general_cap<cap::log_max_qp_sz>>(out, LOG_MAX_QP_SZ);
-    uct_mlx5_prm_set<general_cap<cap::log_max_qp>>(out, LOG_MAX_QP);
-    uct_mlx5_prm_set<general_cap<cap::log_max_srq>>(out, LOG_MAX_SRQ);
-    uct_mlx5_prm_set<general_cap<cap::log_max_cq_sz>>(out, LOG_MAX_CQ_SZ);
-    uct_mlx5_prm_set<general_cap<cap::log_max_cq>>(out, LOG_MAX_CQ);
-    uct_mlx5_prm_set<general_cap<cap::log_max_mkey>>(out, LOG_MAX_MKEY);
-    uct_mlx5_prm_set<general_cap<cap::log_max_ra_req_qp>>(out, LOG_MAX_RA_QP);
-    uct_mlx5_prm_set<general_cap<cap::log_max_ra_res_qp>>(out, LOG_MAX_RA_QP);
-    uct_mlx5_prm_set<general_cap<cap::gid_table_size>>(out, p.gids.size());
-    uct_mlx5_prm_set<general_cap<cap::pkey_table_size>>(out, p.pkey_tbl_len);
-    uct_mlx5_prm_set<general_cap<cap::port_type>>(
+    put<general_cap<cap::vhca_id>>(out, dev->index);
+    put<general_cap<cap::log_max_srq_sz>>(out, LOG_MAX_SRQ_SZ);
+    put<general_cap<cap::log_max_qp_sz>>(out, dev->log_max_qp_sz);
+    put<general_cap<cap::log_max_qp>>(out, LOG_MAX_QP);
+    put<general_cap<cap::log_max_srq>>(out, LOG_MAX_SRQ);
+    put<general_cap<cap::log_max_cq_sz>>(out, LOG_MAX_CQ_SZ);
+    put<general_cap<cap::log_max_cq>>(out, LOG_MAX_CQ);
+    put<general_cap<cap::log_max_mkey>>(out, LOG_MAX_MKEY);
+    put<general_cap<cap::log_max_ra_req_qp>>(out, LOG_MAX_RA_QP);
+    put<general_cap<cap::log_max_ra_res_qp>>(out, LOG_MAX_RA_QP);
+    put<general_cap<cap::gid_table_size>>(out, p.gids.size());
+    put<general_cap<cap::pkey_table_size>>(out, p.pkey_tbl_len);
+    put<general_cap<cap::port_type>>(
             out, p.is_eth() ? PORT_TYPE_ETH : PORT_TYPE_IB);
-    uct_mlx5_prm_set<general_cap<cap::num_ports>>(out, dev->ports.size());
-    uct_mlx5_prm_set<general_cap<cap::log_max_msg>>(out, LOG_MAX_MSG);
-    uct_mlx5_prm_set<general_cap<cap::cqe_version>>(out, 1);
-    uct_mlx5_prm_set<general_cap<cap::roce>>(out, dev->roce_enabled);
-    uct_mlx5_prm_set<general_cap<cap::atomic>>(out, 1);
-    uct_mlx5_prm_set<general_cap<cap::rc>>(out, 1);
-    uct_mlx5_prm_set<general_cap<cap::fl_rc_qp_when_roce_disabled>>(
+    put<general_cap<cap::num_ports>>(out, dev->ports.size());
+    put<general_cap<cap::log_max_msg>>(out, LOG_MAX_MSG);
+    put<general_cap<cap::cqe_version>>(out, 1);
+    put<general_cap<cap::roce>>(out, dev->roce_enabled);
+    put<general_cap<cap::atomic>>(out, 1);
+    put<general_cap<cap::rc>>(out, 1);
+    put<general_cap<cap::fl_rc_qp_when_roce_disabled>>(
             out, dev->fl_rc_qp_when_roce_disabled);
-    uct_mlx5_prm_set<general_cap<cap::uar_4k>>(out, 1);
-    uct_mlx5_prm_set<general_cap<cap::log_pg_sz>>(out, 12);
-    uct_mlx5_prm_set<general_cap<cap::bf>>(out, 1);
-    uct_mlx5_prm_set<general_cap<cap::log_bf_reg_size>>(
+    put<general_cap<cap::uar_4k>>(out, 1);
+    put<general_cap<cap::log_pg_sz>>(out, 12);
+    put<general_cap<cap::bf>>(out, 1);
+    put<general_cap<cap::log_bf_reg_size>>(
             out, ilog2_ceil(UAR_BF_REG_SIZE));
-    uct_mlx5_prm_set<general_cap<cap::max_wqe_sz_sq>>(out, MAX_WQE_SZ_SQ);
-    uct_mlx5_prm_set<general_cap<cap::max_wqe_sz_rq>>(out, MAX_WQE_SZ_RQ);
-    uct_mlx5_prm_set<general_cap<cap::log_max_pd>>(out, LOG_MAX_PD);
-    uct_mlx5_prm_set<general_cap<cap::num_of_uars_per_page>>(out, 1);
+    put<general_cap<cap::max_wqe_sz_sq>>(out, MAX_WQE_SZ_SQ);
+    put<general_cap<cap::max_wqe_sz_rq>>(out, MAX_WQE_SZ_RQ);
+    put<general_cap<cap::log_max_pd>>(out, LOG_MAX_PD);
+    put<general_cap<cap::num_of_uars_per_page>>(out, 1);
+    if (dev->num_lag_ports > 1) {
+        put<general_cap<cap::lag_tx_port_affinity>>(out, 1);
+        put<general_cap<cap::num_lag_ports>>(out, dev->num_lag_ports);
+    }
 }
 
 void fill_roce_caps(const device *dev, uint32_t *out)
@@ -67,10 +71,10 @@ void fill_roce_caps(const device *dev, uint32_t *out)
     namespace cap = prm::roce_cap;
 
     /* The UDP source port of a RoCEv2 QP is taken from its address path */
-    uct_mlx5_prm_set<roce_cap<cap::sw_r_roce_src_udp_port>>(out, 1);
-    uct_mlx5_prm_set<roce_cap<cap::fl_rc_qp_when_roce_disabled>>(
+    put<roce_cap<cap::sw_r_roce_src_udp_port>>(out, 1);
+    put<roce_cap<cap::fl_rc_qp_when_roce_disabled>>(
             out, dev->fl_rc_qp_when_roce_disabled);
-    uct_mlx5_prm_set<roce_cap<cap::fl_rc_qp_when_roce_enabled>>(
+    put<roce_cap<cap::fl_rc_qp_when_roce_enabled>>(
             out, dev->fl_rc_qp_when_roce_enabled);
 }
 

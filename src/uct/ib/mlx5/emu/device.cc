@@ -261,7 +261,7 @@ int emu_query_device(struct ibv_context *ibctx, struct ibv_device_attr *attr)
     attr->vendor_part_id      = dev->vendor_part_id;
     attr->hw_ver              = dev->hw_ver;
     attr->max_qp              = 1 << LOG_MAX_QP;
-    attr->max_qp_wr           = MAX_QP_WR;
+    attr->max_qp_wr           = 1 << dev->log_max_qp_sz;
     attr->device_cap_flags    = IBV_DEVICE_BAD_PKEY_CNTR |
                                 IBV_DEVICE_BAD_QKEY_CNTR |
                                 IBV_DEVICE_AUTO_PATH_MIG |

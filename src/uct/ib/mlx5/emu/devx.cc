@@ -97,9 +97,8 @@ fw_result fw_exec(emu_state &s, const context *ctx, uint16_t opcode,
                          (what != nullptr) ? what : "injected");
         if (out != nullptr) {
             out->clear();
-            uct_mlx5_prm_set<prm::mbox_out::status>(out->dw(), result.status);
-            uct_mlx5_prm_set<prm::mbox_out::syndrome>(out->dw(),
-                                                      result.syndrome);
+            put<prm::mbox_out::status>(out->dw(), result.status);
+            put<prm::mbox_out::syndrome>(out->dw(), result.syndrome);
         }
     }
 

@@ -90,6 +90,16 @@ static_assert(MBOX_HDR_SIZE ==
               uct_mlx5_prm::mbox_out::layout::size_bits / 8,
               "input and output headers have the same size");
 
+/* The device writing its own output: every value it writes fits, so a
+ * value that does not is a bug of the model */
+template <typename F>
+void put(uint32_t *buf, uint64_t value)
+{
+    const bool fits = uct_mlx5_prm_set<F>(buf, value);
+
+    ucs_assert_always(fits);
+}
+
 /* Start of an embedded structure F inside a command buffer */
 template <typename F>
 const uint32_t *sub(const uint32_t *buf)

@@ -19,6 +19,9 @@ constexpr uint32_t QP_OPTPAR_ALLOWED = UCT_MLX5_QP_OPTPAR_RRE |
                                        UCT_MLX5_QP_OPTPAR_RAE |
                                        UCT_MLX5_QP_OPTPAR_RWE;
 
+/* The largest qpc.atomic_mode: the device executes atomics up to 8 bytes */
+constexpr unsigned ATOMIC_MODE_MAX = UCT_MLX5_ATOMIC_MODE_UP_TO_8B;
+
 /* qpc.rq_type */
 constexpr uint8_t RQ_TYPE_REGULAR   = 0x0;
 constexpr uint8_t RQ_TYPE_SRQ       = 0x1;
@@ -54,10 +57,6 @@ static_assert((prm::rst2init_qp_in::qpc::offset  == prm::rtr2rts_qp_in::qpc::off
                prm::rtr2rts_qp_in::opt_param_mask::offset),
               "every transition carries its QPC at the same place");
 
-/* The 4-bit queue sizes cannot exceed the device's limit: no check needed */
-static_assert(((1u << prm::qpc::log_sq_size::width) - 1 <= LOG_MAX_QP_SZ) &&
-              ((1u << prm::qpc::log_rq_size::width) - 1 <= LOG_MAX_QP_SZ),
-              "log_max_qp_sz is below what log_sq_size/log_rq_size can hold");
 
 template <typename F>
 uint32_t get(const uint32_t *buf)
@@ -68,7 +67,7 @@ uint32_t get(const uint32_t *buf)
 template <typename F>
 void set(uint32_t *buf, uint64_t value)
 {
-    uct_mlx5_prm_set<F>(buf, value);
+    put<F>(buf, value);
 }
 
 /* A field of the QPC's primary address path, relative to the QPC */
@@ -179,6 +178,10 @@ fw_result rst2init(qp *q, const uint32_t *qpc, uint32_t opt)
         return fw_fail(UCT_IB_EMU_SYND_RST2INIT_BAD_PORT);
     }
 
+    if (get<prm::qpc::atomic_mode>(qpc) > ATOMIC_MODE_MAX) {
+        return fw_fail(UCT_IB_EMU_SYND_MODIFY_QP_ATOMIC_MODE);
+    }
+
     pkey_index = get<path_f<prm::ads::pkey_index>>(qpc);
     if (pkey_index >= p->pkey_tbl_len) {
         return fw_fail(UCT_IB_EMU_SYND_RST2INIT_BAD_PKEY_INDEX);
@@ -261,18 +264,32 @@ fw_result init2rtr(qp *q, const uint32_t *qpc, uint32_t opt)
         return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_BAD_STATE);
     }
 
-    if (opt & ~QP_OPTPAR_ALLOWED) {
+    if (opt & ~(QP_OPTPAR_ALLOWED | UCT_MLX5_QP_OPTPAR_LAG_TX_AFF)) {
         return fw_fail(UCT_IB_EMU_SYND_MODIFY_QP_OPT_PARAM);
     }
 
     ads_decode(qpc, &path);
-    if (path.vhca_port_num != 0) {
-        if (dev->get_port(path.vhca_port_num) == nullptr) {
-            return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_BAD_PORT);
+    if (dev->get_port(path.vhca_port_num) == nullptr) {
+        return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_BAD_PORT);
+    }
+    if (path.vhca_port_num != q->port) {
+        return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_PORT_MISMATCH);
+    }
+
+    if (get<prm::qpc::atomic_mode>(qpc) > ATOMIC_MODE_MAX) {
+        return fw_fail(UCT_IB_EMU_SYND_MODIFY_QP_ATOMIC_MODE);
+    }
+
+    if (opt & UCT_MLX5_QP_OPTPAR_LAG_TX_AFF) {
+        unsigned affinity = get<prm::qpc::lag_tx_port_affinity>(qpc);
+
+        if (dev->num_lag_ports < 2) {
+            return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_NO_LAG);
         }
-        if (path.vhca_port_num != q->port) {
-            return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_PORT_MISMATCH);
+        if ((affinity == 0) || (affinity > dev->num_lag_ports)) {
+            return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_LAG_PORT);
         }
+        q->lag_tx_port_affinity = static_cast<uint8_t>(affinity);
     }
 
     p   = dev->get_port(q->port);
@@ -310,6 +327,7 @@ fw_result init2rtr(qp *q, const uint32_t *qpc, uint32_t opt)
     q->remote_qpn      = get<prm::qpc::remote_qpn>(qpc);
     q->min_rnr_nak     = get<prm::qpc::min_rnr_nak>(qpc);
     q->next_rcv_psn    = get<prm::qpc::next_rcv_psn>(qpc);
+    q->atomic_mode     = get<prm::qpc::atomic_mode>(qpc);
     apply_optional(q, qpc, opt);
     q->state           = UCT_MLX5_QP_STATE_RTR;
     return FW_OK;
@@ -430,6 +448,10 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     if ((rq_type != RQ_TYPE_REGULAR) && (rq_type != RQ_TYPE_SRQ) &&
         (rq_type != RQ_TYPE_ZERO_SIZE)) {
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_RQ_TYPE);
+    }
+    if ((!no_sq && (log_sq_size > dev->log_max_qp_sz)) ||
+        ((rq_type == RQ_TYPE_REGULAR) && (log_rq_size > dev->log_max_qp_sz))) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_LOG_QUEUE_SIZE);
     }
     if ((rq_type == RQ_TYPE_REGULAR) &&
         ((RQ_STRIDE_UNIT << log_rq_stride) > MAX_WQE_SZ_RQ)) {

@@ -18,7 +18,8 @@
  *      GID table (256 entries, 4 populated):
  *           0 RoCEv1 fe80::<EUI-64 of the MAC>   1 RoCEv2 the same address
  *           2 RoCEv1 ::ffff:198.18.0.x           3 RoCEv2 the same address
- *      the neighbour table maps each of these GIDs to the port's MAC.
+ *      the neighbour table of segment "eth0" maps each of these GIDs to
+ *      the port's MAC.
  *   mlx5_2  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x11,
  *           SM LID 0x1, port GUID 0x02c9000000000011, active MTU 4096
  *   mlx5_3  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x12,
@@ -125,6 +126,12 @@ struct uct_ib_emu_device_spec_t {
     bool         roce_enabled                = true; /* Ethernet devices */
     bool         fl_rc_qp_when_roce_enabled  = false;
     bool         fl_rc_qp_when_roce_disabled = false;
+    /* log2 of the WQEs a queue may have (verbs max_qp_wr agrees); at most
+     * 15, what qpc.log_sq_size and log_rq_size can hold */
+    unsigned     log_max_qp_sz               = 15;
+    /* A bonded (LAG) Ethernet device: QPs choose their physical port with
+     * qpc.lag_tx_port_affinity 1..num_lag_ports; 0 or 1: no LAG */
+    unsigned     num_lag_ports               = 0;
     std::vector<uct_ib_emu_port_spec_t> ports;
 };
 
@@ -155,14 +162,19 @@ ucs_status_t uct_ib_emu_reset();
  * Fabric: neighbour table and per-port behaviour, changeable at any time
  */
 
-/* Resolve gid to mac from now on (a new entry or a changed one). Existing
- * AHs keep the MAC they resolved; new AHs and verbs QPs moved to RTR later
- * get the new one. */
-void uct_ib_emu_neigh_set(const union ibv_gid &gid, const uct_ib_emu_mac_t &mac);
+/* Each L2 segment (the ports whose spec names the same fabric) has its own
+ * neighbour table: a port resolves only GIDs of its own segment. */
 
-/* Forget gid: resolving it fails with EHOSTUNREACH. UCS_ERR_NO_ELEM if the
- * table has no such entry. */
-ucs_status_t uct_ib_emu_neigh_del(const union ibv_gid &gid);
+/* On @a segment, resolve gid to mac from now on (a new entry or a changed
+ * one). Existing AHs keep the MAC they resolved; new AHs and verbs QPs moved
+ * to RTR later get the new one. */
+void uct_ib_emu_neigh_set(const std::string &segment, const union ibv_gid &gid,
+                          const uct_ib_emu_mac_t &mac);
+
+/* Forget gid on @a segment: resolving it fails with EHOSTUNREACH.
+ * UCS_ERR_NO_ELEM if the table has no such entry. */
+ucs_status_t uct_ib_emu_neigh_del(const std::string &segment,
+                                  const union ibv_gid &gid);
 
 /* Change an Ethernet port's MAC (a VF moved, a bond failed over); its GIDs
  * stay, they are the addresses configured on it. With update_neigh the
@@ -296,6 +308,8 @@ struct uct_ib_emu_qp_info_t {
     uint8_t          rre;
     uint8_t          rwe;
     uint8_t          rae;
+    uint8_t          atomic_mode;    /* PRM qpc.atomic_mode */
+    uint8_t          lag_tx_port_affinity; /* 0: none */
     uint8_t          log_rra_max;
     uint8_t          log_sra_max;
     uint8_t          min_rnr_nak;

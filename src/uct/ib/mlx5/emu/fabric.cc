@@ -78,12 +78,17 @@ std::string gid_str(const uint8_t *raw)
     return buf;
 }
 
-bool neigh_resolve(const emu_state &s, const union ibv_gid &gid,
-                   uct_ib_emu_mac_t *mac)
+bool neigh_resolve(const emu_state &s, const port &from,
+                   const union ibv_gid &gid, uct_ib_emu_mac_t *mac)
 {
-    auto it = s.neigh.find(gid_key(gid));
+    auto table = s.neigh.find(from.fabric);
 
-    if (it == s.neigh.end()) {
+    if (table == s.neigh.end()) {
+        return false;
+    }
+
+    auto it = table->second.find(gid_key(gid));
+    if (it == table->second.end()) {
         return false;
     }
 
@@ -409,6 +414,9 @@ ucs_status_t build_device(const uct_ib_emu_device_spec_t &spec,
     dev->devx                        = spec.devx;
     dev->fl_rc_qp_when_roce_enabled  = spec.fl_rc_qp_when_roce_enabled;
     dev->fl_rc_qp_when_roce_disabled = spec.fl_rc_qp_when_roce_disabled;
+    dev->log_max_qp_sz               = std::min(spec.log_max_qp_sz,
+                                                LOG_MAX_QP_SZ);
+    dev->num_lag_ports               = spec.num_lag_ports;
     dev->next_qpn                    = (index << 16) | 0x100;
 
     dev->ports.resize(spec.ports.size());
@@ -556,7 +564,7 @@ ucs_status_t apply_topology(emu_state &s, const uct_ib_emu_topology_t &topo)
             }
             for (const gid_slot &slot : p.gids) {
                 if (slot.valid) {
-                    s.neigh[gid_key(slot.gid)] = p.mac;
+                    s.neigh[p.fabric][gid_key(slot.gid)] = p.mac;
                 }
             }
         }
@@ -675,21 +683,24 @@ ucs_status_t uct_ib_emu_reset()
     return uct_ib_emu_set_topology(uct_ib_emu_default_topology());
 }
 
-void uct_ib_emu_neigh_set(const union ibv_gid &gid,
+void uct_ib_emu_neigh_set(const std::string &segment, const union ibv_gid &gid,
                           const uct_ib_emu_mac_t &mac)
 {
     emu_state &s = state();
     guard g(s.lock);
 
-    s.neigh[gid_key(gid)] = mac;
+    s.neigh[segment][gid_key(gid)] = mac;
 }
 
-ucs_status_t uct_ib_emu_neigh_del(const union ibv_gid &gid)
+ucs_status_t uct_ib_emu_neigh_del(const std::string &segment,
+                                  const union ibv_gid &gid)
 {
     emu_state &s = state();
     guard g(s.lock);
+    auto table   = s.neigh.find(segment);
 
-    return (s.neigh.erase(gid_key(gid)) > 0) ? UCS_OK : UCS_ERR_NO_ELEM;
+    return ((table != s.neigh.end()) && (table->second.erase(gid_key(gid)) > 0)) ?
+           UCS_OK : UCS_ERR_NO_ELEM;
 }
 
 ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
@@ -712,7 +723,7 @@ ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
     if (update_neigh) {
         for (const gid_slot &slot : p->gids) {
             if (slot.valid) {
-                s.neigh[gid_key(slot.gid)] = mac;
+                s.neigh[p->fabric][gid_key(slot.gid)] = mac;
             }
         }
     }

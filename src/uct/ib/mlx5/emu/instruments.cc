@@ -183,6 +183,8 @@ ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info)
         info->rre           = q->rre;
         info->rwe           = q->rwe;
         info->rae           = q->rae;
+        info->atomic_mode   = q->atomic_mode;
+        info->lag_tx_port_affinity = q->lag_tx_port_affinity;
         info->log_rra_max   = q->log_rra_max;
         info->log_sra_max   = q->log_sra_max;
         info->min_rnr_nak   = q->min_rnr_nak;

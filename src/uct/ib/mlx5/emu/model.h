@@ -198,6 +198,8 @@ struct device {
     bool                      roce_enabled;
     bool                      fl_rc_qp_when_roce_enabled;
     bool                      fl_rc_qp_when_roce_disabled;
+    unsigned                  log_max_qp_sz;  /* WQEs per queue */
+    unsigned                  num_lag_ports;  /* 0: not a LAG device */
     std::vector<port>         ports;
 
     /* Run time */
@@ -409,6 +411,7 @@ struct qp : object {
     uint8_t          rwe           = 0;
     uint8_t          rae           = 0;
     uint8_t          atomic_mode   = 0;
+    uint8_t          lag_tx_port_affinity = 0;
     uint8_t          log_rra_max   = 0;
     uint8_t          log_sra_max   = 0;
     uint8_t          min_rnr_nak   = 0;
@@ -519,7 +522,10 @@ struct handle {
 struct emu_state {
     std::mutex                                   lock;
     std::vector<std::unique_ptr<device>>         devices;
-    std::map<uct_ib_emu_gid_t, uct_ib_emu_mac_t> neigh;
+    /* One neighbour table per L2 segment (port::fabric): a port resolves
+     * only the addresses of its own segment */
+    std::map<std::string,
+             std::map<uct_ib_emu_gid_t, uct_ib_emu_mac_t>> neigh;
     std::unordered_map<const void*, handle>      handles;
     std::map<context*, std::unique_ptr<context>> contexts;
     std::set<struct ibv_device**>                device_lists;
@@ -587,7 +593,7 @@ T *fail_ptr(int err)
 uct_ib_emu_gid_t gid_key(const union ibv_gid &gid);
 bool gid_is_zero(const uint8_t *raw);
 std::string gid_str(const uint8_t *raw);
-bool neigh_resolve(const emu_state &s, const union ibv_gid &gid,
+bool neigh_resolve(const emu_state &s, const port &from, const union ibv_gid &gid,
                    uct_ib_emu_mac_t *mac);
 
 /* RoCEv2 UDP source port for a flow label, as rdma-core derives it */

@@ -88,6 +88,8 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "qpc.dbr_addr misaligned or the doorbell record exceeds its umem") \
     _(CREATE_QP_LIMIT,          EXCEED_LIM,     0x500011, \
       "no more QPs: cmd_hca_cap.log_max_qp reached") \
+    _(CREATE_QP_LOG_QUEUE_SIZE, BAD_PARAM,      0x500012, \
+      "qpc.log_sq_size or log_rq_size above cmd_hca_cap.log_max_qp_sz") \
     /* QP state transitions: the QP is not in the state the command needs */ \
     _(RST2INIT_BAD_STATE,       BAD_RES_STATE,  0x502001, \
       "RST2INIT_QP on a QP that is not in RST") \
@@ -106,6 +108,8 @@ enum uct_ib_emu_fw_status_t : uint8_t {
     /* QP state transitions: fields */ \
     _(MODIFY_QP_OPT_PARAM,      BAD_PARAM,      0x50f001, \
       "opt_param_mask has a bit this transition does not accept") \
+    _(MODIFY_QP_ATOMIC_MODE,    BAD_PARAM,      0x50f002, \
+      "qpc.atomic_mode above the atomic sizes the device executes (8 bytes)") \
     _(RST2INIT_BAD_PORT,        BAD_PARAM,      0x502002, \
       "primary_address_path.vhca_port_num outside 1..num_ports") \
     _(RST2INIT_BAD_PKEY_INDEX,  BAD_PARAM,      0x502003, \
@@ -119,7 +123,7 @@ enum uct_ib_emu_fw_status_t : uint8_t {
     _(INIT2RTR_LOG_RRA_MAX,     BAD_PARAM,      0x503005, \
       "qpc.log_rra_max above cmd_hca_cap.log_max_ra_res_qp") \
     _(INIT2RTR_BAD_PORT,        BAD_PARAM,      0x503006, \
-      "primary_address_path.vhca_port_num outside 1..num_ports") \
+      "primary_address_path.vhca_port_num is 0 or outside 1..num_ports") \
     _(INIT2RTR_PORT_MISMATCH,   BAD_PARAM,      0x503007, \
       "primary_address_path.vhca_port_num differs from the QP's port") \
     _(INIT2RTR_FL_UNSUPPORTED,  BAD_PARAM,      0x503008, \
@@ -137,6 +141,10 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "src_addr_index is not a populated GID entry of the port") \
     _(INIT2RTR_BAD_RLID,        BAD_PARAM,      0x50300e, \
       "InfiniBand path with rlid 0 or a multicast LID") \
+    _(INIT2RTR_NO_LAG,          BAD_PARAM,      0x50300f, \
+      "lag_tx_port_affinity given on a device that is not in LAG mode") \
+    _(INIT2RTR_LAG_PORT,        BAD_PARAM,      0x503010, \
+      "lag_tx_port_affinity outside 1..cmd_hca_cap.num_lag_ports") \
     _(RTR2RTS_LOG_SRA_MAX,      BAD_PARAM,      0x504002, \
       "qpc.log_sra_max above cmd_hca_cap.log_max_ra_req_qp") \
     /* DESTROY_UMEM (issued by the kernel for umem_dereg) */ \

@@ -410,7 +410,7 @@ struct ibv_ah *emu_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
     }
 
     if (prt->is_eth()) {
-        if (!neigh_resolve(s, attr->grh.dgid, &rmac)) {
+        if (!neigh_resolve(s, *prt, attr->grh.dgid, &rmac)) {
             uct_ib_emu_debug("create_ah on %s:%u: no neighbour for %s",
                              p->ctx->dev->name.c_str(), prt->num,
                              gid_str(attr->grh.dgid.raw).c_str());

@@ -117,7 +117,7 @@ int verbs_path(emu_state &s, const device *dev, const struct ibv_ah_attr &ah,
         }
     }
 
-    if (p->is_eth() && !neigh_resolve(s, ah.grh.dgid, &rmac)) {
+    if (p->is_eth() && !neigh_resolve(s, *p, ah.grh.dgid, &rmac)) {
         uct_ib_emu_debug("modify_qp on %s:%u: no neighbour for %s",
                          dev->name.c_str(), port_num,
                          gid_str(ah.grh.dgid.raw).c_str());
@@ -323,10 +323,11 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
         }
     }
 
-    if ((attr->cap.max_send_wr > uint32_t(MAX_QP_WR)) ||
+    const uint32_t max_wr = 1u << dev->log_max_qp_sz;
+    if ((attr->cap.max_send_wr > max_wr) ||
         (attr->cap.max_send_sge > MAX_SGE) ||
         (attr->cap.max_inline_data > MAX_INLINE_DATA) ||
-        ((sq == nullptr) && ((attr->cap.max_recv_wr > uint32_t(MAX_QP_WR)) ||
+        ((sq == nullptr) && ((attr->cap.max_recv_wr > max_wr) ||
                              (attr->cap.max_recv_sge > MAX_SGE)))) {
         return fail_ptr<struct ibv_qp>(EINVAL);
     }

@@ -20,7 +20,11 @@ constexpr double rnr_timer_ms[32] = {
 uint8_t uct_rc_mlx5_ack_timeout_exp(double timeout)
 {
     constexpr double unit = 4.096e-6;
-    uint8_t          exp  = 0;
+    uint8_t          exp  = 1; /* 0 means "never time out" */
+
+    if (std::isinf(timeout)) {
+        return 0;
+    }
 
     while ((exp < 31) && (unit * std::ldexp(1.0, exp) < timeout)) {
         ++exp;
@@ -47,8 +51,10 @@ uct_rc_mlx5_encode_timers(const uct_rc_mlx5_connect_config_t *config)
 
     timers.ack_timeout = uct_rc_mlx5_ack_timeout_exp(config->timeout);
     timers.min_rnr_nak = uct_rc_mlx5_rnr_timer_code(config->rnr_timeout);
-    timers.retry_count = std::min(config->retry_count, 7u);
-    timers.rnr_retry   = std::min(config->rnr_retry_count, 7u);
+    /* checked to fit by uct_rc_mlx5_check_config(); a builder refuses
+     * anything wider */
+    timers.retry_count = config->retry_count;
+    timers.rnr_retry   = config->rnr_retry_count;
     return timers;
 }
 

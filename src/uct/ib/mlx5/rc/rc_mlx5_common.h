@@ -54,7 +54,9 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
                               const uct_ib_path_params_t *path,
                               const uct_rc_mlx5_connect_config_t *config);
 
-/** Smallest RC ack timeout exponent t with 4.096 us * 2^t >= @a timeout. */
+/** The QP context's ack timeout for @a timeout seconds: 0 for an infinite
+ *  timeout (never time out), else the smallest t in 1..31 with
+ *  4.096 us * 2^t >= @a timeout (31 for anything longer). */
 uint8_t uct_rc_mlx5_ack_timeout_exp(double timeout);
 
 /** IB RNR timer code for the smallest delay >= @a rnr_timeout. */
@@ -70,8 +72,16 @@ uint8_t uct_rc_mlx5_rnr_timer_code(double rnr_timeout);
  * bit instead and no AH. InfiniBand: no AH; LID, SL and the GRH come from
  * @a ah_attr.
  *
- * Errors: an AH that cannot be created leaves the QP in INIT; a firmware
- * failure of either modify leaves the QP unusable. No AH survives the call.
+ * @a path_index selects, on a bonded (LAG) RoCE device, the physical port
+ * the QP sends from (qpc.lag_tx_port_affinity = path_index % ports + 1); the
+ * RoCEv2 UDP source port of the path is the caller's, in the flow label of
+ * @a ah_attr (uct_ib_iface_fill_ah_attr() spreads it by path index).
+ *
+ * Errors: an AH that cannot be created leaves the QP in INIT; after a
+ * firmware failure of either modify the QP is reset to INIT (2RST and
+ * RST2INIT), so the connect may be retried; a QP that cannot be reset is
+ * unusable and refused by later connects before any AH is made. No AH
+ * survives the call.
  */
 [[nodiscard]] ucs_status_t
 uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface,
@@ -91,7 +101,9 @@ typedef struct uct_rc_mlx5_qp_peer {
 /**
  * The same for @a count QPs that go to the same destination (multi-channel
  * endpoints): the destination is resolved once, by one transient AH, and the
- * QPs are connected in order. Stops at the first failure.
+ * QPs are connected in order. At the first failure, every QP it had moved
+ * (and the failed one) is rolled back to INIT, so the whole connect can be
+ * retried.
  */
 [[nodiscard]] ucs_status_t
 uct_rc_mlx5_iface_common_devx_connect_qps(const uct_rc_mlx5_iface_common_t *iface,

@@ -16,10 +16,27 @@
 
 namespace {
 
-/* The QPC holds log2 of the depth: round a depth up, as verbs would */
-unsigned log_rd_atomic(unsigned max_rd_atomic)
+/* The QPC holds log2 of the depth: round a depth up, as verbs would, and
+ * never past what the device allows (the interface clamped the knob already,
+ * with a warning) */
+unsigned log_rd_atomic(unsigned max_rd_atomic, unsigned log_max)
 {
-    return ucs_ilog2(ucs_roundup_pow2(std::max(max_rd_atomic, 1u)));
+    return std::min(ucs_ilog2_ceil(max_rd_atomic), log_max);
+}
+
+/*
+ * The LAG port a QP sends from: with a bonded (LAG) device, consecutive
+ * path indices go to consecutive physical ports, 1-based; 0 leaves the
+ * choice to the device.
+ */
+unsigned lag_port_affinity(const uct_rc_mlx5_iface_common_t *iface,
+                           uint8_t path_index)
+{
+    if (!iface->eth || !iface->caps.lag_tx_port_affinity ||
+        (iface->caps.num_lag_ports < 2)) {
+        return 0;
+    }
+    return (path_index % iface->caps.num_lag_ports) + 1;
 }
 
 unsigned mtu_bytes(enum ibv_mtu mtu)
@@ -127,17 +144,21 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     uct_ib_mlx5_rtr2rts_in_t      rts_in;
     ucs_status_t                  status;
 
-    rtr.qpn         = qp->qpn();
-    rtr.remote_qpn  = dest_qp_num;
-    rtr.port_num    = iface->port_num;
-    rtr.mtu         = path_mtu;
-    rtr.log_msg_max = iface->caps.log_max_msg;
-    rtr.log_rra_max = std::min(log_rd_atomic(max_rd_atomic),
-                               iface->caps.log_max_ra_res_qp);
-    rtr.min_rnr_nak = iface->timers.min_rnr_nak;
-    rtr.access      = {true, true, true};
-    rtr.path        = *path;
-    uct_ib_mlx5_build_init2rtr(&rtr, &rtr_in);
+    rtr.qpn                  = qp->qpn();
+    rtr.remote_qpn           = dest_qp_num;
+    rtr.port_num             = iface->port_num;
+    rtr.mtu                  = path_mtu;
+    rtr.log_msg_max          = iface->caps.log_max_msg;
+    rtr.log_rra_max          = log_rd_atomic(max_rd_atomic,
+                                             iface->caps.log_max_ra_res_qp);
+    rtr.min_rnr_nak          = iface->timers.min_rnr_nak;
+    rtr.lag_tx_port_affinity = lag_port_affinity(iface, path_index);
+    rtr.access               = {true, true, true};
+    rtr.path                 = *path;
+    status = uct_ib_mlx5_build_init2rtr(qp->dev_name(), &rtr, &rtr_in);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     status = qp->init2rtr(&rtr_in);
     if (status != UCS_OK) {
@@ -148,24 +169,34 @@ ucs_status_t connect_one(const uct_rc_mlx5_iface_common_t *iface,
     rts.retry_count = iface->timers.retry_count;
     rts.rnr_retry   = iface->timers.rnr_retry;
     rts.ack_timeout = iface->timers.ack_timeout;
-    rts.log_sra_max = std::min(log_rd_atomic(max_rd_atomic),
-                               iface->caps.log_max_ra_req_qp);
-    uct_ib_mlx5_build_rtr2rts(&rts, &rts_in);
+    rts.log_sra_max = log_rd_atomic(max_rd_atomic,
+                                    iface->caps.log_max_ra_req_qp);
+    status = uct_ib_mlx5_build_rtr2rts(qp->dev_name(), &rts, &rts_in);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     status = qp->rtr2rts(&rts_in);
     if (status != UCS_OK) {
         return status;
     }
 
-    ucs_debug("%s: connected qp 0x%x to qp 0x%x: %s, mtu %u, path %u",
-              qp->dev_name(), qp->qpn(), dest_qp_num,
-              destination(path).c_str(), mtu_bytes(path_mtu), path_index);
+    ucs_debug("%s: connected qp 0x%x to qp 0x%x: %s, mtu %u, path %u, "
+              "lag port %u", qp->dev_name(), qp->qpn(), dest_qp_num,
+              destination(path).c_str(), mtu_bytes(path_mtu), path_index,
+              rtr.lag_tx_port_affinity);
     return UCS_OK;
 }
 
 ucs_status_t check_init(const uct_rc_mlx5_qp_peer_t *peers, unsigned count)
 {
     for (unsigned i = 0; i < count; ++i) {
+        if (!peers[i].qp->usable()) {
+            ucs_error("%s: cannot connect qp 0x%x: it failed a transition "
+                      "and could not be reset; destroy it",
+                      peers[i].qp->dev_name(), peers[i].qp->qpn());
+            return UCS_ERR_INVALID_PARAM;
+        }
         if (peers[i].qp->state() != UCT_MLX5_QP_STATE_INIT) {
             ucs_error("%s: cannot connect qp 0x%x: state %u, not INIT",
                       peers[i].qp->dev_name(), peers[i].qp->qpn(),
@@ -176,7 +207,25 @@ ucs_status_t check_init(const uct_rc_mlx5_qp_peer_t *peers, unsigned count)
     return UCS_OK;
 }
 
-/* INIT to RTS for each QP in order; stops at the first failure. */
+/* After a failed connect: every QP the connect moved or broke goes back to
+ * INIT, so the caller may retry the whole connect. */
+void roll_back(const uct_rc_mlx5_qp_peer_t *peers, unsigned failed)
+{
+    for (unsigned i = 0; i <= failed; ++i) {
+        uct_ib_mlx5_devx_qp *qp = peers[i].qp;
+
+        if (qp->usable() && (qp->state() == UCT_MLX5_QP_STATE_INIT)) {
+            continue; /* nothing was sent for it */
+        }
+        if (qp->reinit() == UCS_OK) {
+            ucs_debug("%s: qp 0x%x back in INIT after a failed connect",
+                      qp->dev_name(), qp->qpn());
+        }
+    }
+}
+
+/* INIT to RTS for each QP in order; at the first failure, the QPs moved so
+ * far are rolled back to INIT. */
 ucs_status_t connect_all(const uct_rc_mlx5_iface_common_t *iface,
                          const uct_rc_mlx5_qp_peer_t *peers, unsigned count,
                          const uct_ib_mlx5_address_path_t *path,
@@ -189,6 +238,7 @@ ucs_status_t connect_all(const uct_rc_mlx5_iface_common_t *iface,
         status = connect_one(iface, peers[i].qp, peers[i].dest_qp_num, path,
                              path_mtu, path_index, max_rd_atomic);
         if (status != UCS_OK) {
+            roll_back(peers, i);
             return status;
         }
     }

@@ -38,7 +38,9 @@ ucs_status_t uct_rc_mlx5_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p
     if (ep == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
-    ep->iface = iface;
+    ep->iface      = iface;
+    ep->path_index = (params->field_mask & UCT_EP_PARAM_FIELD_PATH_INDEX) ?
+                     params->path_index : 0;
 
     if (iface->devx) {
         status = uct_rc_mlx5_iface_create_devx_qp(iface, iface->rc.tx_queue_len,
@@ -95,6 +97,7 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
     auto               *ep    = static_cast<uct_rc_mlx5_ep*>(tl_ep);
     auto               *iface = static_cast<uct_rc_mlx5_iface*>(ep->iface);
     uint32_t           dest_qpn = uct_rc_mlx5_ep_addr_unpack(ep_addr);
+    uint8_t            path_index = ep->path_index;
     struct ibv_ah_attr ah_attr;
     ucs_status_t       status;
 
@@ -108,18 +111,14 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
         return UCS_ERR_ALREADY_EXISTS;
     }
 
-    uct_ib_iface_fill_ah_attr(iface, dev_addr, 0, &ah_attr);
+    uct_ib_iface_fill_ah_attr(iface, dev_addr, path_index, &ah_attr);
     if (ep->devx_qp) {
         status = uct_rc_mlx5_iface_common_devx_connect_qp(
                 &iface->common, ep->devx_qp.get(), dest_qpn, &ah_attr,
-                iface->path_mtu, 0, iface->rc.max_rd_atomic);
+                iface->path_mtu, path_index, iface->rc.max_rd_atomic);
     } else {
         uct_ib_verbs_qp_connect_params_t verbs  = {};
-        uct_rc_mlx5_connect_config_t     config = {iface->rc.timeout,
-                                                   iface->rc.retry_count,
-                                                   iface->rc.rnr_timeout,
-                                                   iface->rc.rnr_retry_count};
-        uct_rc_mlx5_timers_t             timers = uct_rc_mlx5_encode_timers(&config);
+        const uct_rc_mlx5_timers_t       &timers = iface->timers;
 
         verbs.dest_qp_num   = dest_qpn;
         verbs.ah_attr       = ah_attr;

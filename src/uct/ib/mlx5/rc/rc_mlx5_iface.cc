@@ -4,36 +4,45 @@
 #include <uct/ib/mlx5/dv/dv_obj.h>
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
 #include <new>
 
 ucs_config_field_t uct_rc_iface_config_table[] = {
     {"TIMEOUT", "1.0s",
      "Transport timeout: how long a send waits for its acknowledgement before\n"
-     "it is retried (rounded up to 4.096 us * 2^n).",
+     "it is retried (rounded up to 4.096 us * 2^n, n 1..31; \"inf\" never times\n"
+     "out). Values outside 8.192 us .. 8796 s are clamped with a warning.",
      offsetof(uct_rc_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
     {"RETRY_COUNT", "7",
-     "How many times a send is retried after a transport timeout (0..7).",
+     "How many times a send is retried after a transport timeout (0..7;\n"
+     "anything larger is refused).",
      offsetof(uct_rc_iface_config_t, retry_count), UCS_CONFIG_TYPE_UINT},
 
     {"RNR_TIMEOUT", "1ms",
-     "How long a sender waits after a receiver-not-ready NAK.",
+     "How long a sender waits after a receiver-not-ready NAK (rounded up to an\n"
+     "IB RNR timer value; above 655.36 ms clamped with a warning).",
      offsetof(uct_rc_iface_config_t, rnr_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"RNR_RETRY_COUNT", "7",
-     "How many receiver-not-ready NAKs a send survives (7: without limit).",
+     "How many receiver-not-ready NAKs a send survives (0..7, 7: without\n"
+     "limit; anything larger is refused).",
      offsetof(uct_rc_iface_config_t, rnr_retry_count), UCS_CONFIG_TYPE_UINT},
 
     {"MAX_RD_ATOMIC", "4",
-     "Outstanding RDMA reads and atomics per QP, as requester and responder.",
+     "Outstanding RDMA reads and atomics per QP, as requester and responder\n"
+     "(rounded up to a power of two; above the device's limit clamped with a\n"
+     "warning; 0 is refused).",
      offsetof(uct_rc_iface_config_t, max_rd_atomic), UCS_CONFIG_TYPE_UINT},
 
     {"TX_QUEUE_LEN", "256",
-     "Send queue length of each QP (rounded up to a power of two).",
+     "Send queue length of each QP (rounded up to a power of two; above the\n"
+     "device's queue size clamped with a warning; 0 is refused).",
      offsetof(uct_rc_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
 
     {"RX_QUEUE_LEN", "256",
-     "Receive queue length of each QP (rounded up to a power of two).",
+     "Receive queue length of each QP (rounded up to a power of two; above the\n"
+     "device's queue size clamped with a warning; 0 is refused).",
      offsetof(uct_rc_iface_config_t, rx_queue_len), UCS_CONFIG_TYPE_UINT},
 
     UCS_CONFIG_EMPTY_FIELD
@@ -114,6 +123,48 @@ ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_iface_config_t *rc
         return status;
     }
     iface->uar.reset(uar);
+    return UCS_OK;
+}
+
+/* The RC knobs, checked against the device (HCA caps with DevX) */
+ucs_status_t check_config(uct_rc_mlx5_iface *iface,
+                          const uct_rc_iface_config_t *rc_config)
+{
+    const uct_ib_device  &dev  = *iface->md->dev;
+    const ibv_device_attr &attr = dev.attr();
+    uct_rc_mlx5_limits_t limits;
+    ucs_status_t         status;
+
+    if (iface->devx) {
+        uct_ib_mlx5_hca_caps_t caps;
+
+        status = uct_ib_mlx5_query_hca_caps(dev.context(),
+                                            iface->dev_name.c_str(),
+                                            UCS_LOG_LEVEL_ERROR, &caps);
+        if (status != UCS_OK) {
+            return status;
+        }
+        limits.max_qp_wr     = 1u << std::min(caps.log_max_qp_sz, 31u);
+        limits.max_rd_atomic = 1u << std::min({caps.log_max_ra_req_qp,
+                                               caps.log_max_ra_res_qp, 31u});
+    } else {
+        /* a power of two at most max_qp_wr */
+        limits.max_qp_wr     = 1u << ucs_ilog2(std::max(attr.max_qp_wr, 1));
+        limits.max_rd_atomic = std::max(std::min(attr.max_qp_rd_atom,
+                                                 attr.max_qp_init_rd_atom), 1);
+    }
+
+    status = uct_rc_mlx5_check_config(iface->dev_name.c_str(), &limits,
+                                      rc_config, &iface->rc);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    const uct_rc_mlx5_connect_config_t timers = {iface->rc.timeout,
+                                                 iface->rc.retry_count,
+                                                 iface->rc.rnr_timeout,
+                                                 iface->rc.rnr_retry_count};
+    iface->timers = uct_rc_mlx5_encode_timers(&timers);
     return UCS_OK;
 }
 
@@ -255,10 +306,12 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
         return status;
     }
 
-    iface->devx            = devx;
-    iface->rc              = *rc_config;
-    iface->rc.tx_queue_len = ucs_roundup_pow2(std::max(rc_config->tx_queue_len, 1u));
-    iface->rc.rx_queue_len = ucs_roundup_pow2(std::max(rc_config->rx_queue_len, 1u));
+    iface->devx = devx;
+    status      = check_config(iface, rc_config);
+    if (status != UCS_OK) {
+        uct_ib_iface_cleanup(iface);
+        return status;
+    }
 
     const std::pair<std::unique_ptr<uct_ib_mlx5_cq>*, unsigned> cqs[] = {
         {&iface->send_cq, iface->rc.tx_queue_len},
@@ -275,7 +328,7 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
     }
 
     if (devx) {
-        status = devx_init(iface, rc_config);
+        status = devx_init(iface, &iface->rc);
         if (status != UCS_OK) {
             uct_rc_mlx5_iface_cleanup(iface);
             return status;
@@ -304,6 +357,11 @@ void uct_rc_mlx5_iface_query(const uct_rc_mlx5_iface *iface,
                              uct_iface_attr_t *attr)
 {
     uct_ib_iface_query(iface, attr);
+    if (iface->devx && iface->common.eth &&
+        iface->common.caps.lag_tx_port_affinity &&
+        (iface->common.caps.num_lag_ports > 1)) {
+        attr->dev_num_paths = iface->common.caps.num_lag_ports; /* LAG ports */
+    }
     attr->cap.flags      = UCT_IFACE_FLAG_CONNECT_TO_EP |
                            UCT_IFACE_FLAG_INTER_NODE;
     attr->ep_addr_len    = UCT_RC_MLX5_EP_ADDR_LEN;

@@ -27,6 +27,24 @@ typedef struct uct_rc_iface_config {
 
 extern ucs_config_field_t uct_rc_iface_config_table[];
 
+/* What the device allows the RC knobs to ask for */
+typedef struct uct_rc_mlx5_limits {
+    unsigned max_qp_wr;        /* WQEs per queue, a power of two */
+    unsigned max_rd_atomic;    /* outstanding reads/atomics, both directions */
+} uct_rc_mlx5_limits_t;
+
+/**
+ * Check @a config against the QP context and @a limits: queue lengths are
+ * rounded up to powers of two and, like MAX_RD_ATOMIC, TIMEOUT and
+ * RNR_TIMEOUT, clamped with one warning each to what can be honoured; zero
+ * queue lengths or depths and retry counts above 7 are refused
+ * (UCS_ERR_INVALID_PARAM). The result goes to @a checked_p.
+ */
+[[nodiscard]] ucs_status_t
+uct_rc_mlx5_check_config(const char *dev_name, const uct_rc_mlx5_limits_t *limits,
+                         const uct_rc_iface_config_t *config,
+                         uct_rc_iface_config_t *checked_p);
+
 typedef struct uct_rc_mlx5_iface_config {
     uct_ib_iface_config_t super;   /* "IB_" */
     uct_rc_iface_config_t rc;      /* "RC_" */
@@ -38,7 +56,8 @@ extern ucs_config_field_t uct_rc_mlx5_iface_config_table[];
 struct uct_rc_mlx5_iface : uct_ib_iface {
     bool                                 devx;     /* rc_mlx5, else rc_verbs */
     uct_rc_mlx5_iface_common_t           common;   /* for the connect helper */
-    uct_rc_iface_config_t                rc;
+    uct_rc_iface_config_t                rc;       /* checked knobs */
+    uct_rc_mlx5_timers_t                 timers;   /* rc's timers, encoded */
     std::unique_ptr<uct_ib_mlx5_cq>      send_cq;
     std::unique_ptr<uct_ib_mlx5_cq>      recv_cq;
     std::unique_ptr<uct_ib_mlx5_devx_uar> uar;     /* DevX only */
@@ -50,6 +69,7 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
 struct uct_rc_mlx5_ep : uct_ep {
     std::unique_ptr<uct_ib_mlx5_devx_qp> devx_qp;
     std::unique_ptr<uct_ib_verbs_qp>     verbs_qp;
+    uint8_t                              path_index = 0; /* UCT_EP_PARAM */
     bool                                 connected = false;
 };
 

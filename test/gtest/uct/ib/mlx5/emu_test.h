@@ -64,6 +64,7 @@ constexpr size_t HDR_BYTES      = 128 / 8;
 /* Relative to the QPC */
 namespace qpc {
 constexpr field state           {   0,  4};
+constexpr field lag_tx_port_affinity {4, 4};
 constexpr field st              {   8,  8};
 constexpr field pm_state        {  19,  2};
 constexpr field pd              {  40, 24};

@@ -24,6 +24,7 @@ namespace ib_test {
 /* PRM opcodes and QP states the tests count and compare */
 constexpr uint16_t op_init2rtr = 0x503;
 constexpr uint16_t op_rtr2rts  = 0x504;
+constexpr uint16_t op_2rst     = 0x50a;
 constexpr uint8_t  qp_state_init = 0x1;
 constexpr uint8_t  qp_state_rts  = 0x3;
 

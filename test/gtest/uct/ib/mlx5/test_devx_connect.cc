@@ -23,6 +23,7 @@ using namespace ib_test;
 
 constexpr uint16_t op_init2rtr = 0x503;
 constexpr uint16_t op_rtr2rts  = 0x504;
+constexpr uint16_t op_2rst     = 0x50a;
 
 /* The knobs every side uses, and what the QPC must show for them */
 constexpr unsigned sl               = 3;
@@ -422,7 +423,7 @@ TEST_P(test_devx_connect, transient_ah_on_a_port_the_device_lacks)
     EXPECT_EQ(0u, uct_ib_emu_counters().ah_created);
 }
 
-TEST_P(test_devx_connect, firmware_failure_is_logged_and_qp_unusable)
+TEST_P(test_devx_connect, firmware_failure_is_logged_and_rolled_back)
 {
     for (uint16_t opcode : {op_init2rtr, op_rtr2rts}) {
         SCOPED_TRACE(opcode == op_init2rtr ? "INIT2RTR" : "RTR2RTS");
@@ -432,19 +433,55 @@ TEST_P(test_devx_connect, firmware_failure_is_logged_and_qp_unusable)
 
         uct_ib_emu_counters_reset();
         ASSERT_EQ(UCS_OK, uct_ib_emu_fail_cmd(opcode, 1, 0x3, 0x5a5a01));
-        ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+        {
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
 
-        EXPECT_NE(UCS_OK, connect(m_a.get(), qa, b(), qb->qpn()));
-        EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
-        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
-                                    "status 0x3 syndrome 0x5a5a01")) << capture.dump();
-        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
-                                    (opcode == op_init2rtr) ? "INIT2RTR qp" :
-                                                              "RTR2RTS qp"))
-                << capture.dump();
-        EXPECT_FALSE(qa->usable());
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                      connect(m_a.get(), qa, b(), qb->qpn()));
+            EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
+            EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                        "status 0x3 syndrome 0x5a5a01"))
+                    << capture.dump();
+            EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                        (opcode == op_init2rtr) ? "INIT2RTR qp" :
+                                                                  "RTR2RTS qp"))
+                    << capture.dump();
+        }
         expect_ah_balanced(1);
+
+        /* back in INIT, in the library and in the device: a retry works */
+        EXPECT_TRUE(qa->usable());
+        EXPECT_EQ(UCT_MLX5_QP_STATE_INIT, qa->state());
+        EXPECT_EQ(UCT_MLX5_QP_STATE_INIT, qp_info(qa->qpn()).state);
+        ASSERT_EQ(UCS_OK, connect(m_a.get(), qa, b(), qb->qpn()));
+        EXPECT_EQ(UCT_MLX5_QP_STATE_RTS, qp_info(qa->qpn()).state);
     }
+}
+
+TEST_P(test_devx_connect, qp_that_cannot_be_reset_is_refused_before_any_ah)
+{
+    uct_ib_mlx5_devx_qp *qa = create_qp(m_a.get());
+    uct_ib_mlx5_devx_qp *qb = create_qp(m_b.get());
+    ASSERT_TRUE(qa && qb);
+
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_cmd(op_init2rtr, 1, 0x3, 0x5a5a02));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_cmd(op_2rst, 1, 0x1, 0x5a5a03));
+    {
+        ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+        EXPECT_NE(UCS_OK, connect(m_a.get(), qa, b(), qb->qpn()));
+        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "2RST qp"))
+                << capture.dump();
+    }
+    EXPECT_FALSE(qa->usable());
+
+    uct_ib_emu_counters_reset();
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, connect(m_a.get(), qa, b(), qb->qpn()));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "could not be reset"))
+            << capture.dump();
+    EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
+    expect_ah_balanced(0);
+    EXPECT_EQ(0u, uct_ib_emu_counters().cmd_count(op_init2rtr));
 }
 
 TEST_P(test_devx_connect, connect_needs_init_state)

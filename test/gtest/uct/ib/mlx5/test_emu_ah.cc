@@ -263,7 +263,7 @@ TEST_F(test_emu_ah, mac_frozen_at_creation)
     ASSERT_NE(nullptr, after_move);
 
     /* only the neighbour entry changes */
-    uct_ib_emu_neigh_set(dgid, neigh);
+    uct_ib_emu_neigh_set("eth0", dgid, neigh);
     after_neigh = create(m_eth_pd, roce_attr(dgid, 3, 1));
     ASSERT_NE(nullptr, after_neigh);
 
@@ -303,12 +303,12 @@ TEST_F(test_emu_ah, errors)
     EXPECT_EQ(nullptr, uct_ib_glue->create_ah(m_eth_pd, &attr));
     EXPECT_EQ(EHOSTUNREACH, errno) << "unknown destination";
 
-    ASSERT_EQ(UCS_OK, uct_ib_emu_neigh_del(dgid));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_neigh_del("eth0", dgid));
     attr  = roce_attr(dgid, 3, 0);
     errno = 0;
     EXPECT_EQ(nullptr, uct_ib_glue->create_ah(m_eth_pd, &attr));
     EXPECT_EQ(EHOSTUNREACH, errno) << "neighbour entry removed";
-    EXPECT_EQ(UCS_ERR_NO_ELEM, uct_ib_emu_neigh_del(dgid));
+    EXPECT_EQ(UCS_ERR_NO_ELEM, uct_ib_emu_neigh_del("eth0", dgid));
 
     EXPECT_EQ(0u, uct_ib_emu_counters().ah_created);
 }

@@ -421,17 +421,17 @@ TEST_F(test_prm, byte_placement)
     uct_mlx5_prm_buf<init2rtr_qp_in::layout> in;
     auto bytes = reinterpret_cast<const uint8_t*>(in.data());
 
-    uct_mlx5_prm_set<init2rtr_qp_in::opcode>(in.data(),
-                                             UCT_MLX5_CMD_OP_INIT2RTR_QP);
-    uct_mlx5_prm_set<init2rtr_qp_in::qpn>(in.data(), 0x123456);
-    uct_mlx5_prm_set<init2rtr_qpc<qpc::state>>(in.data(),
-                                               UCT_MLX5_QP_STATE_RTS);
-    uct_mlx5_prm_set<init2rtr_qpc<qpc::mtu>>(in.data(), UCT_MLX5_MTU_4096);
-    uct_mlx5_prm_set<init2rtr_qpc<qpc::rwe>>(in.data(), 1);
-    uct_mlx5_prm_set<init2rtr_qpc<qpc::dbr_addr>>(in.data(),
-                                                  0x0102030405060708ull);
-    uct_mlx5_prm_set<init2rtr_path<ads::rlid>>(in.data(), 0xc0de);
-    uct_mlx5_prm_set<init2rtr_path<ads::eth_prio>>(in.data(), 5);
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_qp_in::opcode>(in.data(),
+                                             UCT_MLX5_CMD_OP_INIT2RTR_QP));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_qp_in::qpn>(in.data(), 0x123456));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_qpc<qpc::state>>(in.data(),
+                                               UCT_MLX5_QP_STATE_RTS));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_qpc<qpc::mtu>>(in.data(), UCT_MLX5_MTU_4096));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_qpc<qpc::rwe>>(in.data(), 1));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_qpc<qpc::dbr_addr>>(in.data(),
+                                                  0x0102030405060708ull));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_path<ads::rlid>>(in.data(), 0xc0de));
+    ASSERT_TRUE(uct_mlx5_prm_set<init2rtr_path<ads::eth_prio>>(in.data(), 5));
 
     /* byte -> value, from the bit offsets: opcode 0, qpn 72, qpc 192 (byte
      * 24) + state 0 / mtu 64 / rwe 1169 / dbr_addr 1280, address path 384
@@ -491,20 +491,34 @@ TEST_F(test_prm, mac_gid_placement)
     EXPECT_EQ(0, memcmp(gid, out, sizeof(gid)));
 }
 
-TEST_F(test_prm, oversized_value)
+TEST_F(test_prm, oversized_value_is_refused_in_every_build)
 {
     uct_mlx5_prm_buf<qpc::layout> buf;
 
-#ifdef UCS_ENABLE_ASSERT
-    EXPECT_DEATH(uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0x13),
-                 "does not fit in 4 bits");
-#else
-    /* Without assertions the excess bits are dropped, never spilled into
-     * qpc::state on the left */
-    uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0x13);
-    EXPECT_EQ(0x3u, uct_mlx5_prm_get<qpc::lag_tx_port_affinity>(buf.data()));
+    ASSERT_TRUE(uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0x5));
+    /* refused: the field and its neighbours (qpc::state on the left) keep
+     * what they had */
+    EXPECT_FALSE(uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0x13));
+    EXPECT_EQ(0x5u, uct_mlx5_prm_get<qpc::lag_tx_port_affinity>(buf.data()));
     EXPECT_EQ(0u, uct_mlx5_prm_get<qpc::state>(buf.data()));
-#endif
+    EXPECT_TRUE(uct_mlx5_prm_set<qpc::lag_tx_port_affinity>(buf.data(), 0xf));
+}
+
+TEST_F(test_prm, writer_names_the_first_field_that_does_not_fit)
+{
+    uct_mlx5_prm_buf<qpc::layout> buf;
+    uct_mlx5_prm_writer           w(buf.data());
+
+    w.set<qpc::log_sq_size>(15);
+    EXPECT_TRUE(w.ok());
+    w.set<qpc::log_sq_size>(16);
+    w.set<qpc::retry_count>(8);
+    ASSERT_FALSE(w.ok());
+    EXPECT_STREQ("log_sq_size", w.bad_field());
+    EXPECT_EQ(16u, w.bad_value());
+    EXPECT_EQ(4u, w.bad_width());
+    EXPECT_EQ(15u, uct_mlx5_prm_get<qpc::log_sq_size>(buf.data()));
+    EXPECT_EQ(0u, uct_mlx5_prm_get<qpc::retry_count>(buf.data()));
 }
 
 
@@ -542,7 +556,7 @@ protected:
         buf_t buf;
 
         memset(buf.dw, background ? 0xff : 0, sizeof(buf.dw));
-        uct_mlx5_prm_set<F>(buf.data(), value);
+        ASSERT_TRUE(uct_mlx5_prm_set<F>(buf.data(), value));
 
         const buf_t &cbuf = buf;
         EXPECT_TRUE(bits_are(cbuf, value, background))

@@ -7,6 +7,7 @@
 
 #include <uct/ib/mlx5/dv/qp_cmd.h>
 
+#include <functional>
 #include <vector>
 
 namespace {
@@ -96,6 +97,8 @@ protected:
         d->expect(QPC + prm::qpc::rre, 1, "rre");
         d->expect(QPC + prm::qpc::rwe, 0, "rwe");
         d->expect(QPC + prm::qpc::rae, 1, "rae");
+        d->expect(QPC + prm::qpc::atomic_mode, 3,
+                  "atomic_mode up to 8 bytes, as remote atomics are on");
         d->expect(QPC + prm::qpc::log_rra_max, p.log_rra_max, "log_rra_max");
         d->expect(QPC + prm::qpc::min_rnr_nak, p.min_rnr_nak, "min_rnr_nak");
         d->expect(PATH + prm::ads::vhca_port_num, p.port_num, "vhca_port_num");
@@ -119,7 +122,7 @@ TEST_F(test_qp_cmd, init2rtr_roce_v2)
     p.path.src_addr_index = 3;
     memcpy(p.path.rmac, mac, 6);
     memcpy(p.path.rgid, gid, 16);
-    uct_ib_mlx5_build_init2rtr(&p, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in));
 
     decoded d(in);
     expect_rtr_common(&d, p);
@@ -146,7 +149,7 @@ TEST_F(test_qp_cmd, init2rtr_roce_v1_has_no_udp_fields)
     p.path.src_addr_index = 2;
     memset(p.path.rmac, 0x11, 6);
     memset(p.path.rgid, 0x22, 16);
-    uct_ib_mlx5_build_init2rtr(&p, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in));
 
     decoded d(in);
     expect_rtr_common(&d, p);
@@ -169,7 +172,7 @@ TEST_F(test_qp_cmd, init2rtr_force_loopback_has_no_gid_or_mac)
     p.path.eth_prio       = 1;
     memset(p.path.rmac, 0x11, 6);
     memset(p.path.rgid, 0x22, 16);
-    uct_ib_mlx5_build_init2rtr(&p, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in));
 
     decoded d(in);
     expect_rtr_common(&d, p);
@@ -186,7 +189,7 @@ TEST_F(test_qp_cmd, init2rtr_ib)
     p.path.rlid = 0xbeef;
     p.path.mlid = 0x55;
     p.path.sl   = 9;
-    uct_ib_mlx5_build_init2rtr(&p, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in));
 
     decoded plain(in);
     expect_rtr_common(&plain, p);
@@ -201,7 +204,7 @@ TEST_F(test_qp_cmd, init2rtr_ib)
     p.path.tclass         = 0xa8;
     memset(p.path.rgid, 0x3c, 16);
     uct_ib_mlx5_init2rtr_in_t grh_in;
-    uct_ib_mlx5_build_init2rtr(&p, &grh_in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &grh_in));
 
     decoded grh(grh_in);
     expect_rtr_common(&grh, p);
@@ -221,7 +224,7 @@ TEST_F(test_qp_cmd, rtr2rts)
     uct_ib_mlx5_rtr2rts_params_t p = {0x10203, 6, 5, 18, 2};
     uct_ib_mlx5_rtr2rts_in_t     in;
 
-    uct_ib_mlx5_build_rtr2rts(&p, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_rtr2rts("mlx5_0:1", &p, &in));
     decoded d(in);
     d.expect(prm::opcode, 0x504, "opcode");
     d.expect(prm::qpn, 0x10203, "qpn");
@@ -237,7 +240,7 @@ TEST_F(test_qp_cmd, rst2init)
     uct_ib_mlx5_rdma_access_t access = {true, true, false};
     uct_ib_mlx5_rst2init_in_t in;
 
-    uct_ib_mlx5_build_rst2init(0x77, 1, 3, &access, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_rst2init("mlx5_0:1", 0x77, 1, 3, &access, &in));
     decoded d(in);
     d.expect(prm::opcode, 0x502, "opcode");
     d.expect(prm::qpn, 0x77, "qpn");
@@ -265,7 +268,7 @@ TEST_F(test_qp_cmd, create_qp)
     p.log_rq_stride = 1;
     p.umem_id       = 0x99;
     p.dbr_offset    = 0x3000;
-    uct_ib_mlx5_build_create_qp(&p, &in);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_create_qp("mlx5_0:1", &p, &in));
 
     decoded d(in);
     d.expect(prm::opcode, 0x500, "opcode");
@@ -289,9 +292,87 @@ TEST_F(test_qp_cmd, create_qp)
 
     p.has_rq = false;
     uct_ib_mlx5_create_qp_in_t no_rq;
-    uct_ib_mlx5_build_create_qp(&p, &no_rq);
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_create_qp("mlx5_0:1", &p, &no_rq));
     decoded z(no_rq);
     z.expect(QPC + prm::qpc::rq_type, 3, "rq_type zero-length");
     z.expect(QPC + prm::qpc::log_rq_size, 0, "no log_rq_size");
     z.expect(QPC + prm::qpc::log_rq_stride, 0, "no log_rq_stride");
+}
+
+TEST_F(test_qp_cmd, init2rtr_lag_port_affinity)
+{
+    uct_ib_mlx5_init2rtr_params_t p = rtr_params();
+    uct_ib_mlx5_init2rtr_in_t     in;
+
+    p.path.rlid             = 0x11;
+    p.lag_tx_port_affinity  = 2;
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in));
+
+    decoded d(in);
+    d.expect(prm::opcode, 0x503, "opcode");
+    d.expect(prm::qpn, p.qpn, "qpn");
+    d.expect(prm::opt_param_mask, 0x800e, "opt_param_mask RRE|RAE|RWE|LAG_TX_AFF");
+    d.expect(QPC + prm::qpc::lag_tx_port_affinity, 2, "lag_tx_port_affinity");
+}
+
+TEST_F(test_qp_cmd, no_atomic_mode_without_remote_atomics)
+{
+    uct_ib_mlx5_init2rtr_params_t p = rtr_params();
+    uct_ib_mlx5_init2rtr_in_t     in;
+
+    p.path.rlid   = 0x11;
+    p.access      = {true, true, false};
+    ASSERT_EQ(UCS_OK, uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in));
+
+    decoded d(in);
+    d.expect(QPC + prm::qpc::atomic_mode, 0, "atomic_mode");
+    d.expect(QPC + prm::qpc::rae, 0, "rae");
+}
+
+/* A value wider than its field is refused in every build, naming the field,
+ * and the command is not to be sent */
+TEST_F(test_qp_cmd, oversized_parameters_are_refused)
+{
+    struct {
+        const char *what;
+        std::function<ucs_status_t()> build;
+    } cases[] = {
+        {"log_sq_size 16", [] {
+             uct_ib_mlx5_create_qp_params_t p = {};
+             uct_ib_mlx5_create_qp_in_t     in;
+             p.log_sq_size = 16;
+             return uct_ib_mlx5_build_create_qp("mlx5_0:1", &p, &in);
+         }},
+        {"lag_tx_port_affinity 16", [] {
+             uct_ib_mlx5_init2rtr_params_t p = rtr_params();
+             uct_ib_mlx5_init2rtr_in_t     in;
+             p.lag_tx_port_affinity = 16;
+             return uct_ib_mlx5_build_init2rtr("mlx5_0:1", &p, &in);
+         }},
+        {"retry_count 8", [] {
+             uct_ib_mlx5_rtr2rts_params_t p = {};
+             uct_ib_mlx5_rtr2rts_in_t     in;
+             p.retry_count = 8;
+             return uct_ib_mlx5_build_rtr2rts("mlx5_0:1", &p, &in);
+         }},
+        {"ack_timeout 32", [] {
+             uct_ib_mlx5_rtr2rts_params_t p = {};
+             uct_ib_mlx5_rtr2rts_in_t     in;
+             p.ack_timeout = 32;
+             return uct_ib_mlx5_build_rtr2rts("mlx5_0:1", &p, &in);
+         }},
+    };
+    const char *fields[] = {"log_sq_size 16", "lag_tx_port_affinity 16",
+                            "retry_count 8", "ack_timeout 32"};
+
+    for (size_t i = 0; i < ucs_static_array_size(cases); ++i) {
+        SCOPED_TRACE(cases[i].what);
+        ucs::scoped_log_capture capture(UCS_LOG_LEVEL_ERROR);
+
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, cases[i].build());
+        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, fields[i]))
+                << capture.dump();
+        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "mlx5_0:1"))
+                << capture.dump();
+    }
 }

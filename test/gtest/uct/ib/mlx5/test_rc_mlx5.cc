@@ -81,21 +81,36 @@ TEST_P(test_rc_mlx5, connect_needs_device_address)
 
 TEST_P(test_rc_mlx5, rd_atomic_depth_rounds_up_and_is_bounded)
 {
-    const std::pair<const char*, unsigned> cases[] = {
-        {"3", 2},     /* rounded up to 4 */
-        {"1", 0},
-        {"1024", 4}   /* the emulated HCA's log_max_ra_*_qp */
+    const struct {
+        const char *value;
+        unsigned   log_depth;
+        bool       clamped;
+    } cases[] = {
+        {"3", 2, false},           /* rounded up to 4 */
+        {"1", 0, false},
+        {"16", 4, false},
+        {"1024", 4, true},         /* the emulated HCA's log_max_ra_*_qp */
+        {"3000000000", 4, true}    /* above 2^31: no power of two fits */
     };
 
-    for (const auto &c : cases) {
-        SCOPED_TRACE(c.first);
-        uct_iface_h ia   = open_iface("rc_mlx5", a(), {{"MAX_RD_ATOMIC", c.first}});
-        uct_iface_h ib   = open_iface("rc_mlx5", b());
-        auto        qpn  = connect_pair(ia, ib);
-        auto        info = qp_info(qpn.first);
+    for (const char *tl : {"rc_mlx5", "rc_verbs"}) {
+        for (const auto &c : cases) {
+            SCOPED_TRACE(std::string(tl) + " " + c.value);
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+            uct_iface_h ia   = open_iface(tl, a(), {{"MAX_RD_ATOMIC", c.value}});
+            uct_iface_h ib   = open_iface(tl, b());
+            auto        qpn  = connect_pair(ia, ib);
+            auto        info = qp_info(qpn.first);
 
-        EXPECT_EQ(c.second, info.log_rra_max);
-        EXPECT_EQ(c.second, info.log_sra_max);
+            EXPECT_EQ(c.log_depth, info.log_rra_max);
+            EXPECT_EQ(c.log_depth, info.log_sra_max);
+            EXPECT_EQ(c.clamped ? 1u : 0u,
+                      capture.count(UCS_LOG_LEVEL_WARN,
+                                    "UCX_RC_MAX_RD_ATOMIC=")) << capture.dump();
+            EXPECT_EQ(c.clamped ? 1u : 0u,
+                      capture.count(UCS_LOG_LEVEL_WARN, "using 16"))
+                    << capture.dump();
+        }
     }
 }
 
