@@ -53,6 +53,7 @@ struct uct_rc_gdaki_iface : uct_rc_mlx5_iface {
 
 struct uct_rc_gdaki_ep : uct_ep {
     std::vector<std::unique_ptr<uct_ib_mlx5_devx_qp>> channels;
+    uint8_t                                           path_index = 0;
     bool                                              connected = false;
 };
 
@@ -83,7 +84,9 @@ ucs_status_t ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     if (ep == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
-    ep->iface = iface;
+    ep->iface      = iface;
+    ep->path_index = (params->field_mask & UCT_EP_PARAM_FIELD_PATH_INDEX) ?
+                     params->path_index : 0;
 
     try {
         ep->channels.reserve(iface->num_channels);
@@ -166,11 +169,12 @@ ucs_status_t ep_connect_to_ep_v2(uct_ep_h tl_ep, const uct_device_addr_t *dev_ad
         p += UCT_RC_MLX5_EP_ADDR_LEN;
     }
 
-    uct_ib_iface_fill_ah_attr(iface, dev_addr, 0, &ah_attr);
+    uct_ib_iface_fill_ah_attr(iface, dev_addr, ep->path_index, &ah_attr);
     status = uct_rc_mlx5_iface_common_devx_connect_qps(&iface->common,
                                                        peers.data(),
                                                        peers.size(), &ah_attr,
-                                                       iface->path_mtu, 0,
+                                                       iface->path_mtu,
+                                                       ep->path_index,
                                                        iface->rc.max_rd_atomic);
     if (status != UCS_OK) {
         return status;

@@ -1,6 +1,7 @@
 #include "rc_api_test.h"
 
 #include <uct/api/uct.h>
+#include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
 
 namespace ib_test {
 
@@ -147,18 +148,33 @@ uct_iface_h rc_api_test::open_iface(const char *tl, const peer &p,
     return iface;
 }
 
-uct_ep_h rc_api_test::create_ep(uct_iface_h iface)
+uct_ep_h rc_api_test::create_ep(uct_iface_h iface, unsigned path_index)
 {
     uct_ep_params_t params = {};
     uct_ep_h        ep     = nullptr;
 
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                        UCT_EP_PARAM_FIELD_PATH_INDEX;
     params.iface      = iface;
+    params.path_index = path_index;
     EXPECT_EQ(UCS_OK, uct_ep_create(&params, &ep));
     if (ep != nullptr) {
         m_eps.push_back(ep);
     }
     return ep;
+}
+
+std::pair<uint32_t, uint32_t>
+rc_api_test::connect_pair(uct_iface_h ia, uct_iface_h ib, unsigned path_index_a)
+{
+    uct_ep_h   ea = create_ep(ia, path_index_a), eb = create_ep(ib);
+    ep_address aa = address(ia, ea), ab = address(ib, eb);
+
+    EXPECT_EQ(UCS_OK, connect(ea, ab));
+    EXPECT_EQ(UCS_OK, connect(eb, aa));
+    EXPECT_TRUE(uct_rc_mlx5_ep_is_connected(ea));
+    EXPECT_TRUE(uct_rc_mlx5_ep_is_connected(eb));
+    return {qpns(aa).at(0), qpns(ab).at(0)};
 }
 
 uct_iface_attr_t rc_api_test::query(uct_iface_h iface)

@@ -57,8 +57,8 @@ protected:
     uct_iface_h open_iface(const char *tl, const peer &p,
                            const knobs_t &knobs = {});
 
-    /** An unconnected endpoint; destroyed at cleanup. */
-    uct_ep_h create_ep(uct_iface_h iface);
+    /** An unconnected endpoint on @a path_index; destroyed at cleanup. */
+    uct_ep_h create_ep(uct_iface_h iface, unsigned path_index = 0);
 
     static uct_iface_attr_t query(uct_iface_h iface);
 
@@ -75,6 +75,12 @@ protected:
     static std::vector<uint32_t> qpns(const ep_address &addr);
 
     static uct_ib_emu_qp_info_t qp_info(uint32_t qpn);
+
+    /** Two endpoints of @a ia and @a ib (rc_mlx5 or rc_verbs) connected to
+     *  each other, the first one on path @a path_index_a; their QP
+     *  numbers. */
+    std::pair<uint32_t, uint32_t> connect_pair(uct_iface_h ia, uct_iface_h ib,
+                                               unsigned path_index_a = 0);
 
     /** The topology of this link layer with the RC force-loopback
      *  capability on every device (answered on RoCE ports). */

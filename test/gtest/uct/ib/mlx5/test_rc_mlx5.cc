@@ -12,19 +12,6 @@
 using namespace ib_test;
 
 class test_rc_mlx5 : public rc_api_test {
-protected:
-    /* Two endpoints of @a tl connected to each other; their QP numbers */
-    std::pair<uint32_t, uint32_t> connect_pair(uct_iface_h ia, uct_iface_h ib)
-    {
-        uct_ep_h   ea = create_ep(ia), eb = create_ep(ib);
-        ep_address aa = address(ia, ea), ab = address(ib, eb);
-
-        EXPECT_EQ(UCS_OK, connect(ea, ab));
-        EXPECT_EQ(UCS_OK, connect(eb, aa));
-        EXPECT_TRUE(uct_rc_mlx5_ep_is_connected(ea));
-        EXPECT_TRUE(uct_rc_mlx5_ep_is_connected(eb));
-        return {qpns(aa).at(0), qpns(ab).at(0)};
-    }
 };
 
 TEST_P(test_rc_mlx5, iface_attributes)
