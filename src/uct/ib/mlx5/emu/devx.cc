@@ -80,7 +80,10 @@ fw_result fw_exec(emu_state &s, const context *ctx, uint16_t opcode,
     fw_result result;
 
     ++s.cmds[opcode];
-    if ((fault != s.cmd_faults.end()) && (fault->second.count > 0)) {
+    if ((fault != s.cmd_faults.end()) && (fault->second.skip > 0)) {
+        --fault->second.skip;
+        result = handler();
+    } else if ((fault != s.cmd_faults.end()) && (fault->second.count > 0)) {
         --fault->second.count;
         result = {fault->second.status, fault->second.syndrome};
     } else {

@@ -374,10 +374,12 @@ ucs_status_t uct_ib_emu_fail_op(const std::string &op_name, unsigned count,
  * obj_create) with both in the output mailbox; a destroy command returns the
  * errno the kernel maps the status to. Applies to the commands the kernel
  * issues for umem_reg/umem_dereg (CREATE_UMEM 0xa08, DESTROY_UMEM 0xa0a)
- * too. UCS_ERR_INVALID_PARAM if status is 0.
+ * too. With @a skip, that many commands with this opcode succeed first (to
+ * fail the middle of a sequence). UCS_ERR_INVALID_PARAM if status is 0.
  */
 ucs_status_t uct_ib_emu_fail_cmd(uint16_t opcode, unsigned count,
-                                 uint8_t status, uint32_t syndrome);
+                                 uint8_t status, uint32_t syndrome,
+                                 unsigned skip = 0);
 
 /**
  * Make the next count send work requests the device executes (delivered to

@@ -230,7 +230,8 @@ ucs_status_t uct_ib_emu_fail_op(const std::string &op_name_str,
 }
 
 ucs_status_t uct_ib_emu_fail_cmd(uint16_t opcode, unsigned count,
-                                 uint8_t status, uint32_t syndrome)
+                                 uint8_t status, uint32_t syndrome,
+                                 unsigned skip)
 {
     emu_state &s = state();
     guard g(s.lock);
@@ -239,7 +240,7 @@ ucs_status_t uct_ib_emu_fail_cmd(uint16_t opcode, unsigned count,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    s.cmd_faults[opcode] = cmd_fault{count, status, syndrome};
+    s.cmd_faults[opcode] = cmd_fault{skip, count, status, syndrome};
     return UCS_OK;
 }
 

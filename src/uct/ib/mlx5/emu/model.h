@@ -502,6 +502,7 @@ struct fault {
 };
 
 struct cmd_fault {
+    unsigned skip     = 0; /* commands that succeed before the faults */
     unsigned count    = 0;
     uint8_t  status   = 0;
     uint32_t syndrome = 0;

@@ -201,6 +201,7 @@ enum : uint8_t {
 constexpr uint32_t OPT_RRE = 1u << 1;
 constexpr uint32_t OPT_RAE = 1u << 2;
 constexpr uint32_t OPT_RWE = 1u << 3;
+constexpr uint32_t OPT_LAG_TX_AFF = 1u << 15;
 
 } // namespace prm
 

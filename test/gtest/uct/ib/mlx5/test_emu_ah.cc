@@ -313,6 +313,28 @@ TEST_F(test_emu_ah, errors)
     EXPECT_EQ(0u, uct_ib_emu_counters().ah_created);
 }
 
+/* A neighbour table belongs to one L2 segment: a GID known on another
+ * segment does not resolve, and an entry set on another segment is not seen */
+TEST_F(test_emu_ah, neighbours_are_per_segment)
+{
+    union ibv_gid dgid          = ipv4_gid(198, 18, 0, 2);
+    const uct_ib_emu_mac_t mac  = {0x02, 0xc9, 0x00, 0x00, 0x0c, 0x02};
+    struct ibv_ah_attr     attr = roce_attr(dgid, 3, 0);
+
+    uct_ib_emu_neigh_set("eth9", dgid, mac);
+    ASSERT_EQ(UCS_OK, uct_ib_emu_neigh_del("eth0", dgid));
+    errno = 0;
+    EXPECT_EQ(nullptr, uct_ib_glue->create_ah(m_eth_pd, &attr));
+    EXPECT_EQ(EHOSTUNREACH, errno) << "known only on segment eth9";
+    EXPECT_EQ(UCS_OK, uct_ib_emu_neigh_del("eth9", dgid));
+    EXPECT_EQ(UCS_ERR_NO_ELEM, uct_ib_emu_neigh_del("eth9", dgid));
+
+    uct_ib_emu_neigh_set("eth0", dgid, mac);
+    struct ibv_ah *ah = create(m_eth_pd, attr);
+    ASSERT_NE(nullptr, ah);
+    EXPECT_EQ(mac, av_bytes(av_of(ah)).rmac());
+}
+
 TEST_F(test_emu_ah, counters)
 {
     union ibv_gid dgid = ipv4_gid(198, 18, 0, 2);

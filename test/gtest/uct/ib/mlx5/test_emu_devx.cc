@@ -625,6 +625,15 @@ TEST_F(test_emu_devx, init2rtr_roce_field_checks)
          UCT_IB_EMU_SYND_INIT2RTR_LOG_RRA_MAX},
         {"port 2", [&](prm_buf &in) { in.set(pp + ads::vhca_port_num, 2); },
          UCT_IB_EMU_SYND_INIT2RTR_BAD_PORT},
+        {"port 0", [&](prm_buf &in) { in.set(pp + ads::vhca_port_num, 0); },
+         UCT_IB_EMU_SYND_INIT2RTR_BAD_PORT},
+        {"atomic mode above 8 bytes",
+         [](prm_buf &in) { in.set(QPC + qpc::atomic_mode, 4); },
+         UCT_IB_EMU_SYND_MODIFY_QP_ATOMIC_MODE},
+        {"lag port affinity on a device without LAG",
+         [](prm_buf &in) { in.set(opt_param_mask, OPT_RRE | OPT_LAG_TX_AFF);
+                           in.set(QPC + qpc::lag_tx_port_affinity, 1); },
+         UCT_IB_EMU_SYND_INIT2RTR_NO_LAG},
         {"no rmac",
          [&](prm_buf &in) { in.set(pp + ads::rmac_47_32, 0);
                             in.set(pp + ads::rmac_31_0, 0); },
@@ -658,6 +667,20 @@ TEST_F(test_emu_devx, init2rtr_roce_field_checks)
     /* the same command, unmodified, is accepted */
     prm_buf in = init2rtr_to_peer(qp.qpn);
     EXPECT_EQ(0, modify(qp, in));
+}
+
+TEST_F(test_emu_devx, init2rtr_takes_the_atomic_mode)
+{
+    using namespace prm;
+    devx_qp qp = init_qp();
+    prm_buf in = init2rtr_to_peer(qp.qpn);
+    uct_ib_emu_qp_info_t info;
+
+    in.set(QPC + qpc::atomic_mode, 3);
+    ASSERT_EQ(0, modify(qp, in));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_qp_info(qp.qpn, &info));
+    EXPECT_EQ(3u, info.atomic_mode);
+    EXPECT_EQ(0u, info.lag_tx_port_affinity);
 }
 
 TEST_F(test_emu_devx, init2rtr_decodes_every_path_field)
@@ -985,4 +1008,81 @@ TEST_F(test_emu_devx_ib, init2rtr_field_checks)
     global.set(pp + ads::grh, 1);
     global.set_bytes(pp + ads::RGID, peer.raw, 16);
     EXPECT_EQ(0, modify(qp, global)) << "GRH with GID index 0";
+}
+
+
+/* Devices whose limits differ from the default ones */
+class test_emu_devx_caps : public test_emu_devx {
+protected:
+    void init() override
+    {
+        emu_fixture::init(); /* the test opens mlx5_0 with its topology */
+    }
+
+    void open_with(const std::function<void(uct_ib_emu_device_spec_t&)> &change)
+    {
+        uct_ib_emu_topology_t topo = uct_ib_emu_default_topology();
+
+        for (auto &dev : topo.devices) {
+            change(dev);
+        }
+        ASSERT_EQ(UCS_OK, uct_ib_emu_set_topology(topo));
+        m_ctx = open("mlx5_0");
+        ASSERT_NE(nullptr, m_ctx);
+        env_init(m_env, m_ctx);
+    }
+};
+
+TEST_F(test_emu_devx_caps, queue_sizes_above_log_max_qp_sz_are_rejected)
+{
+    using namespace prm;
+    open_with([](uct_ib_emu_device_spec_t &dev) { dev.log_max_qp_sz = 5; });
+
+    /* the command asks for 2^6 of each, which the umem holds */
+    for (bool sq : {true, false}) {
+        SCOPED_TRACE(sq ? "send queue" : "receive queue");
+        prm_buf in = create_qp_cmd(m_env);
+        prm_buf out(HDR_BYTES);
+
+        in.set(QPC + (sq ? qpc::log_rq_size : qpc::log_sq_size), 5);
+        errno = 0;
+        EXPECT_EQ(nullptr, uct_ib_glue->devx_obj_create(m_ctx, in.data(),
+                                                        in.size(), out.data(),
+                                                        out.size()));
+        EXPECT_EQ(EREMOTEIO, errno);
+        EXPECT_EQ(BAD_PARAM, out.get(status));
+        EXPECT_EQ(uint32_t(UCT_IB_EMU_SYND_CREATE_QP_LOG_QUEUE_SIZE),
+                  out.get(syndrome));
+    }
+
+    /* the caps and the verbs attributes say the same */
+    struct ibv_device_attr attr;
+    ASSERT_EQ(0, uct_ib_glue->query_device(m_ctx, &attr));
+    EXPECT_EQ(32, attr.max_qp_wr);
+}
+
+TEST_F(test_emu_devx_caps, lag_port_affinity_within_the_lag_ports)
+{
+    using namespace prm;
+    open_with([](uct_ib_emu_device_spec_t &dev) { dev.num_lag_ports = 2; });
+
+    for (unsigned affinity : {0u, 3u}) {
+        SCOPED_TRACE(affinity);
+        devx_qp qp = init_qp();
+        prm_buf in = init2rtr_to_peer(qp.qpn);
+
+        in.set(opt_param_mask, OPT_RRE | OPT_LAG_TX_AFF);
+        in.set(QPC + qpc::lag_tx_port_affinity, affinity);
+        expect_fw_failure(qp, in, BAD_PARAM, UCT_IB_EMU_SYND_INIT2RTR_LAG_PORT);
+    }
+
+    devx_qp qp = init_qp();
+    prm_buf in = init2rtr_to_peer(qp.qpn);
+    uct_ib_emu_qp_info_t info;
+
+    in.set(opt_param_mask, OPT_RRE | OPT_LAG_TX_AFF);
+    in.set(QPC + qpc::lag_tx_port_affinity, 2);
+    ASSERT_EQ(0, modify(qp, in));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_qp_info(qp.qpn, &info));
+    EXPECT_EQ(2u, info.lag_tx_port_affinity);
 }

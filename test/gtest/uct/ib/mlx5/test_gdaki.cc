@@ -194,6 +194,34 @@ TEST_P(test_rc_gda, ah_failure_leaves_every_channel_in_init)
     expect_ah(1);
 }
 
+/* A connect that fails part-way (channel 2 of 4, at either transition)
+ * leaves no channel behind: every one is back in INIT and the same
+ * endpoint connects at the next try. */
+TEST_P(test_rc_gda, failure_part_way_rolls_every_channel_back)
+{
+    for (uint16_t opcode : {op_init2rtr, op_rtr2rts}) {
+        SCOPED_TRACE(opcode == op_init2rtr ? "INIT2RTR" : "RTR2RTS");
+        pair p;
+        ASSERT_TRUE(create_pair(4, &p));
+
+        ASSERT_EQ(UCS_OK, uct_ib_emu_fail_cmd(opcode, 1, 0x3, 0x5a5a10, 2));
+        {
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_ERROR);
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM, connect(p.ep_a, p.addr_b));
+            EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "syndrome 0x5a5a10"))
+                    << capture.dump();
+        }
+        EXPECT_EQ(0u, uct_ib_emu_pending_faults());
+        for (uint32_t qpn : qpns(p.addr_a)) {
+            EXPECT_EQ(qp_state_init, qp_info(qpn).state) << "qp " << qpn;
+        }
+
+        ASSERT_EQ(UCS_OK, connect(p.ep_a, p.addr_b));
+        ASSERT_EQ(UCS_OK, connect(p.ep_b, p.addr_a));
+        expect_channels(p.addr_a, a(), p.addr_b, b());
+    }
+}
+
 TEST_P(test_rc_gda, stale_mac_is_never_reused)
 {
     const uct_ib_emu_mac_t moved = {0x02, 0x11, 0x22, 0x33, 0x44, 0x99};

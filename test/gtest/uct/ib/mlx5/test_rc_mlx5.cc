@@ -7,6 +7,7 @@
 
 #include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
 
+#include <cerrno>
 #include <cstring>
 
 using namespace ib_test;
@@ -98,6 +99,25 @@ TEST_P(test_rc_mlx5, rd_atomic_depth_rounds_up_and_is_bounded)
                       capture.count(UCS_LOG_LEVEL_WARN, "using 16"))
                     << capture.dump();
         }
+    }
+}
+
+/* The failed call's errno reaches the log and the status, whatever the
+ * error path does before it logs */
+TEST_P(test_rc_mlx5, cq_failure_names_its_errno)
+{
+    for (int err : {ENOMEM, EINVAL}) {
+        SCOPED_TRACE(err);
+        ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+        uct_iface_h             iface = nullptr;
+
+        ASSERT_EQ(UCS_OK, uct_ib_emu_fail_op("create_cq", 1, err));
+        EXPECT_EQ((err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR,
+                  try_open_iface("rc_mlx5", a(), {}, &iface));
+        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                    "create_cq(" + port_name(a()) + ", cqe 256) "
+                                    "failed: " + strerror(err)))
+                << capture.dump();
     }
 }
 
