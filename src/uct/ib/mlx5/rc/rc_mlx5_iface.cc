@@ -93,7 +93,8 @@ const uct_iface_ops_t uct_rc_mlx5_iface_ops = {
     .iface_is_reachable_v2    = uct_ib_iface_is_reachable_v2,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
-    .iface_progress           = uct_iface_progress_nop
+    .iface_progress           = uct_iface_progress_nop,
+    UCT_IFACE_OPS_NO_DATA_PATH
 };
 
 ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_iface_config_t *rc)
