@@ -89,6 +89,14 @@ protected:
         });
     }
 
+    /* Call src's callback when it is readable */
+    ucs_status_t watch(event_source &src, ucs_async_context_t *async)
+    {
+        return ucs_async_set_event_handler(GetParam(), src.fd,
+                                           UCS_EVENT_SET_EVREAD,
+                                           event_source::cb, &src, async);
+    }
+
     ucs_async_context_t *m_async = nullptr;
 };
 
@@ -96,10 +104,7 @@ TEST_P(test_async, event_handler_is_called_once_per_event)
 {
     event_source src;
 
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(GetParam(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::cb, &src,
-                                                  m_async));
+    ASSERT_EQ(UCS_OK, watch(src, m_async));
     for (int i = 1; i <= 3; ++i) {
         src.signal();
         wait([&] { return src.calls == i; }, "callback " + std::to_string(i));
@@ -133,10 +138,7 @@ TEST_P(test_async, blocked_context_misses_nothing)
 {
     event_source src;
 
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(GetParam(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::cb, &src,
-                                                  m_async));
+    ASSERT_EQ(UCS_OK, watch(src, m_async));
     UCS_ASYNC_BLOCK(m_async);
     UCS_ASYNC_BLOCK(m_async); /* recursive */
     src.signal();
@@ -205,10 +207,7 @@ TEST_P(test_async, bad_handlers_are_refused)
         EXPECT_EQ(polled() ? 4u : 3u, capture.lines().size()) << capture.dump();
     }
 
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(GetParam(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::cb, &src,
-                                                  m_async));
+    ASSERT_EQ(UCS_OK, watch(src, m_async));
     {
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_ERROR);
         EXPECT_EQ(UCS_ERR_ALREADY_EXISTS,
@@ -228,10 +227,7 @@ TEST_P(test_async, destroy_removes_what_is_left_with_a_warning)
     int                 id;
 
     ASSERT_EQ(UCS_OK, ucs_async_context_create(GetParam(), &other));
-    ASSERT_EQ(UCS_OK, ucs_async_set_event_handler(GetParam(), src.fd,
-                                                  UCS_EVENT_SET_EVREAD,
-                                                  event_source::cb, &src,
-                                                  other));
+    ASSERT_EQ(UCS_OK, watch(src, other));
     ASSERT_EQ(UCS_OK, ucs_async_add_timer(GetParam(), ucs_time_from_msec(1),
                                           count_cb, &calls, other, &id));
     {
