@@ -58,14 +58,14 @@ const port *find_ib_port(const emu_state &s, const std::string &fabric,
 } // namespace
 
 
-uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p)
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p)
 {
     const device *src_dev = q->ctx->dev;
     const port *src_port  = src_dev->get_port(q->port);
     const device *dst_dev = nullptr;
     const port *dst_port;
     const gid_slot *sgid;
-    const qp *dst;
+    qp *dst;
 
     if ((src_port == nullptr) || (src_port->state != IBV_PORT_ACTIVE)) {
         return UCT_IB_EMU_DROP_NO_ROUTE;
@@ -118,6 +118,25 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p)
     return UCT_IB_EMU_DROP_NONE;
 }
 
+uct_ib_emu_drop_t deliver_packet(const emu_state &s, const qp *q,
+                                 uint32_t payload_len, qp **dst_p)
+{
+    uct_ib_emu_drop_t reason = deliver(s, q, dst_p);
+
+    if ((reason == UCT_IB_EMU_DROP_NONE) &&
+        (payload_len > mtu_bytes((*dst_p)->mtu))) {
+        return UCT_IB_EMU_DROP_MTU;
+    }
+
+    return reason;
+}
+
+uint32_t mtu_bytes(uint8_t mtu)
+{
+    /* IB encoding: 1 = 256 ... 5 = 4096 */
+    return ((mtu >= 1) && (mtu <= 5)) ? (128u << mtu) : 0;
+}
+
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason)
 {
     ++s.drops[reason];
@@ -148,6 +167,8 @@ const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
         return "remote QP not ready to receive";
     case UCT_IB_EMU_DROP_NOT_LOOPBACK:
         return "memory registration on a QP not connected to itself";
+    case UCT_IB_EMU_DROP_MTU:
+        return "packet larger than the responder's path MTU";
     default:
         return "unknown";
     }
