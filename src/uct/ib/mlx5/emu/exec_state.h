@@ -85,6 +85,15 @@ struct srq_exec {
     uint16_t free_head = 0;
 };
 
+/* What the mlx5 provider keeps of a verbs work queue, for the verbs entry
+ * points (post_send, post_recv, poll_cq) that write and read the rings */
+struct verbs_wq {
+    uint16_t              pi   = 0; /* send: basic blocks; receive: WQEs */
+    uint16_t              tail = 0; /* the oldest not yet completed */
+    std::vector<uint64_t> wrid;     /* by slot */
+    std::vector<uint16_t> nbb;      /* send: basic blocks, by first slot */
+};
+
 /* What the engine counts (the instruments report it) */
 struct engine_counters {
     uint64_t packets_sent      = 0;

@@ -303,6 +303,7 @@ struct srq : object {
     dma_buffer     dbrec;
     unsigned       refs    = 0; /* QPs using it */
     srq_exec       exec;        /* the engine's and the provider's indices */
+    std::vector<uint64_t> wrid; /* post_srq_recv: by WQE index */
 
     using object::object;
 };
@@ -472,6 +473,10 @@ struct qp : object {
     /* The engine's side of the send and receive queues */
     sq_exec              sq_x;
     rq_exec              rq_x;
+
+    /* The provider's side of a verbs QP's rings */
+    verbs_wq             vsq;
+    verbs_wq             vrq;
 
     using object::object;
 
@@ -670,6 +675,13 @@ void qp_send_destroy(emu_state &s, qp *q);
 
 /* Completions of verbs work requests: up to num of them from c into wc */
 int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
+
+/* The verbs data path (verbs_data.cc): CQEs of c's ring as work completions
+ * (up to num), the provider's indices of a QP moved to RESET, the initial
+ * free list of an SRQ */
+int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
+void verbs_queues_reset(qp *q);
+void srq_init_links(srq *q);
 
 /* Fault injection of the glue slots (instruments.cc): the convention of a
  * slot, and whether the current call must fail (with *err) */

@@ -323,6 +323,7 @@ void qp_send_state_changed(emu_state &s, qp *q, enum ibv_qp_state next)
         q->unsignaled  = 0;
         q->wr_open     = false;
         q->wr_batch.clear();
+        verbs_queues_reset(q);
         remove_cqes(q->send_cq, q->qpn);
         remove_cqes(q->recv_cq, q->qpn);
     }
