@@ -52,6 +52,15 @@ struct send_wqe {
     unsigned             rnr_left   = 0;
 };
 
+struct device;
+
+/* Where delivery last found a QP's destination (delivery.cc) */
+struct route_hint {
+    const device *dev       = nullptr;
+    uint8_t      port       = 0;
+    uint32_t     gid_index  = 0;
+};
+
 /* The requester's side of a send queue */
 struct sq_exec {
     uint16_t             fetch = 0; /* next basic block to take */

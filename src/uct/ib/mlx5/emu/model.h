@@ -474,6 +474,9 @@ struct qp : object {
     sq_exec              sq_x;
     rq_exec              rq_x;
 
+    /* Delivery's lookup hint; a cache, so it may change in a const qp */
+    mutable route_hint   route;
+
     /* The provider's side of a verbs QP's rings */
     verbs_wq             vsq;
     verbs_wq             vrq;
