@@ -367,4 +367,86 @@ TEST_F(test_emu_engine_verbs, reset_makes_the_queues_usable_again)
     EXPECT_EQ(2u, wcs[0].wr_id);
 }
 
+TEST_F(test_emu_engine_verbs, rkey_of_an_indirect_mkey_bound_by_umr)
+{
+    connect_pair();
+    std::vector<uint8_t> piece1(100, 0), piece2(100, 0), src(150);
+    for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = static_cast<uint8_t>(i + 1);
+    }
+    struct ibv_mr *mr1 = reg(piece1.data(), piece1.size());
+    struct ibv_mr *mr2 = reg(piece2.data(), piece2.size());
+    struct ibv_mr *mrs = reg(src.data(), src.size());
+
+    /* the UMR QP (send ops, connected to itself) binds pieces 1 and 2 */
+    struct ibv_qp_init_attr_ex attr = {};
+    struct mlx5dv_qp_init_attr dv   = {};
+    attr.qp_type           = IBV_QPT_RC;
+    attr.send_cq           = m_cq;
+    attr.recv_cq           = m_cq;
+    attr.cap.max_send_wr   = 4;
+    attr.cap.max_recv_wr   = 1;
+    attr.cap.max_send_sge  = 1;
+    attr.cap.max_recv_sge  = 1;
+    attr.pd                = m_pd;
+    attr.comp_mask         = IBV_QP_INIT_ATTR_PD |
+                             IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    attr.send_ops_flags    = IBV_QP_EX_WITH_LOCAL_INV;
+    dv.comp_mask           = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+    dv.send_ops_flags      = MLX5DV_QP_EX_WITH_MR_LIST;
+    struct ibv_qp *umr_qp  = uct_ib_glue->mlx5dv_create_qp(m_ctx, &attr, &dv);
+    ASSERT_NE(nullptr, umr_qp);
+    m_qps.push_back(umr_qp);
+    to_rts(umr_qp, umr_qp->qp_num);
+
+    struct mlx5dv_mkey_init_attr mattr = {};
+    mattr.pd           = m_pd;
+    mattr.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT;
+    mattr.max_entries  = 4;
+    struct mlx5dv_mkey *mkey = uct_ib_glue->mlx5dv_create_mkey(&mattr);
+    ASSERT_NE(nullptr, mkey);
+
+    struct ibv_qp_ex *qpx    = uct_ib_glue->qp_to_qp_ex(umr_qp);
+    struct mlx5dv_qp_ex *dvx = uct_ib_glue->mlx5dv_qp_ex_from_ibv_qp_ex(qpx);
+    struct ibv_sge klm[2]    = {
+        {reinterpret_cast<uintptr_t>(piece1.data()), 100, mr1->lkey},
+        {reinterpret_cast<uintptr_t>(piece2.data()), 100, mr2->lkey}
+    };
+    uct_ib_glue->wr_start(qpx);
+    qpx->wr_id    = 0x77;
+    qpx->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    uct_ib_glue->wr_mr_list(dvx, mkey, IBV_ACCESS_LOCAL_WRITE |
+                            IBV_ACCESS_REMOTE_WRITE, 2, klm);
+    ASSERT_EQ(0, uct_ib_glue->wr_complete(qpx));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    ASSERT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+
+    /* zero-based offset 50..199 of the mkey: the end of piece 1, then
+     * all of piece 2 */
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(src.data()), 150,
+                          mrs->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED, 50, mkey->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_TRUE(std::equal(src.begin(), src.begin() + 50,
+                           piece1.begin() + 50));
+    EXPECT_TRUE(std::equal(src.begin() + 50, src.end(), piece2.begin()));
+    EXPECT_EQ(0, piece1[49]);
+
+    /* one byte past the mkey's 200 */
+    sge.length = 2;
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED, 199, mkey->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wcs[0].status);
+
+    m_qps.pop_back();
+    EXPECT_EQ(0, uct_ib_glue->destroy_qp(umr_qp));
+    EXPECT_EQ(0, uct_ib_glue->mlx5dv_destroy_mkey(mkey));
+}
+
 } // namespace
