@@ -5,6 +5,8 @@
 #             contrib/lsan.supp
 #   valgrind  the plain build's gtest under memcheck, full leak check,
 #             contrib/valgrind.supp
+#   tsan      --enable-debug --enable-tsan build: data races fail the leg
+#             (contrib/tsan.supp, each entry with its proof)
 # plus the source checks. Ends with "N passed, N failed, N skipped" totalled
 # over the legs; exits non-zero if anything failed.
 #
@@ -64,7 +66,7 @@ record() {
         # crashed, leaked or reported memory errors after the tests ran
         failed=1
         log "$name: exit code $rc with no failed test: see $logfile"
-        grep -E "ERROR: LeakSanitizer|ERROR: AddressSanitizer|definitely lost|ERROR SUMMARY|watchdog|Segmentation|Aborted" \
+        grep -E "ERROR: LeakSanitizer|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|definitely lost|ERROR SUMMARY|watchdog|Segmentation|Aborted" \
             "$logfile" | head -20
     fi
     if [ "$failed" -ne 0 ]; then
@@ -163,6 +165,13 @@ if build asan --enable-debug --enable-asan; then
         run_leg asan "$build_root/asan"
 else
     fail_leg asan "build failed"
+fi
+
+if build tsan --enable-debug --enable-tsan; then
+    TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$top/contrib/tsan.supp" \
+        run_leg tsan "$build_root/tsan"
+else
+    fail_leg tsan "build failed"
 fi
 
 echo
