@@ -158,7 +158,9 @@ bool setup(side &s, const char *dev_name)
     params.has_rq        = true;
     params.umem_id       = s.umem->umem_id;
     params.dbr_offset    = size_t(RQ_WQES) * RQ_STRIDE + size_t(SQ_BBS) * 64;
-    uct_ib_mlx5_build_create_qp(&params, &in);
+    if (uct_ib_mlx5_build_create_qp("mlx5_0:1", &params, &in) != UCS_OK) {
+        return fail("CREATE_QP parameters");
+    }
     s.qp = uct_ib_glue->devx_obj_create(s.ctx, in.data(), in.size(),
                                         out.data(), out.size());
     if (s.qp == nullptr) {
@@ -184,7 +186,10 @@ bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
         return fail("query_gid_ex");
     }
 
-    uct_ib_mlx5_build_rst2init(s.qpn, 1, 0, &access, &init_in);
+    if (uct_ib_mlx5_build_rst2init("mlx5_0:1", s.qpn, 1, 0, &access,
+                                   &init_in) != UCS_OK) {
+        return fail("RST2INIT parameters");
+    }
     rtr.qpn                 = s.qpn;
     rtr.remote_qpn          = peer.qpn;
     rtr.port_num            = 1;
@@ -200,13 +205,17 @@ bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
     rtr.path.hop_limit      = 64;
     memcpy(rtr.path.rmac, peer_mac.data(), 6);
     memcpy(rtr.path.rgid, gid.gid.raw, 16);
-    uct_ib_mlx5_build_init2rtr(&rtr, &rtr_in);
+    if (uct_ib_mlx5_build_init2rtr("mlx5_0:1", &rtr, &rtr_in) != UCS_OK) {
+        return fail("INIT2RTR parameters");
+    }
     rts.qpn         = s.qpn;
     rts.retry_count = 7;
     rts.rnr_retry   = 7;
     rts.ack_timeout = 14;
     rts.log_sra_max = 2;
-    uct_ib_mlx5_build_rtr2rts(&rts, &rts_in);
+    if (uct_ib_mlx5_build_rtr2rts("mlx5_0:1", &rts, &rts_in) != UCS_OK) {
+        return fail("RTR2RTS parameters");
+    }
 
     if ((uct_ib_glue->devx_obj_modify(s.qp, init_in.data(), init_in.size(),
                                       out.data(), out.size()) != 0) ||
