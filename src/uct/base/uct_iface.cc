@@ -416,7 +416,7 @@ ucs_status_t uct_iface_set_am_handler(uct_iface_h tl_iface, uint8_t id,
 
 void uct_iface_release_desc(void *desc)
 {
-    uct_recv_desc_t *release = uct_recv_desc(desc);
+    uct_recv_desc_t *release = uct_recv_desc_of(desc);
 
     release->cb(release, desc);
 }

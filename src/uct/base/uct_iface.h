@@ -228,7 +228,7 @@ struct uct_recv_desc {
     uct_desc_release_callback_t cb;
 };
 
-static inline uct_recv_desc_t *&uct_recv_desc(void *desc)
+static inline uct_recv_desc_t *&uct_recv_desc_of(void *desc)
 {
     return *(static_cast<uct_recv_desc_t**>(desc) - 1);
 }

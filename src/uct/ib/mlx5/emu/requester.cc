@@ -171,7 +171,9 @@ uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size)
         } else {
             struct mlx5_wqe_data_seg d;
 
-            if (w->is_inline || (pos + sizeof(d) > size)) {
+            /* data segments may follow an inline one (an inline header
+             * before gathered data), as hardware allows */
+            if (pos + sizeof(d) > size) {
                 return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
             }
             memcpy(&d, wqe + pos, sizeof(d));
@@ -345,7 +347,7 @@ outcome wait_for(send_wqe &w, uint64_t now, uint64_t delay, bool rnr)
 /* Send the message of w as packets; the outcome of its responses */
 outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
 {
-    const std::vector<uint8_t> &data = w.is_inline ? w.inline_data :
+    const std::vector<uint8_t> &data = w.sges.empty() ? w.inline_data :
                                        q->sq_x.payload;
     unsigned flags  = w.info->flags;
     uint32_t mtu    = mtu_bytes(q->mtu);
@@ -356,12 +358,15 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
     request_pkt pkt;
     uint8_t syndrome;
 
-    if (!w.is_inline) {
+    if (!w.sges.empty()) {
         syndrome = check_local(q, w, &q->sq_x.payload);
         if (syndrome != 0) {
             complete_error(s, q, w, syndrome);
             return outcome::DONE;
         }
+        /* the inline part, if any, goes first */
+        q->sq_x.payload.insert(q->sq_x.payload.begin(), w.inline_data.begin(),
+                               w.inline_data.end());
     }
 
     pkt             = {};
