@@ -1,6 +1,8 @@
 #!/bin/bash
 # Build and run the gtest suite three ways, from the source tree:
-#   plain     --enable-debug build
+#   plain     --enable-debug build; then the same binary again as "repeat",
+#             REPEAT shuffled iterations in one process, so that a test which
+#             leaves state behind (or needs an earlier test's) fails
 #   asan      --enable-debug --enable-asan build, LeakSanitizer on,
 #             contrib/lsan.supp
 #   valgrind  the plain build's gtest under memcheck, full leak check,
@@ -11,13 +13,17 @@
 # over the legs; exits non-zero if anything failed.
 #
 # Environment: JOBS (make parallelism, default nproc), BUILD_ROOT (default
-# <top>/build-matrix), GTEST_FILTER (passed to every leg).
+# <top>/build-matrix), GTEST_FILTER (passed to every leg), REPEAT (iterations
+# of the repeat leg, default 30), REPEAT_SEED (its shuffle seed, 1..99999,
+# default picked per run and printed, so that a failing order can be re-run).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
 build_root=${BUILD_ROOT:-$top/build-matrix}
 start=$(date +%s)
+repeat=${REPEAT:-30}
+repeat_seed=${REPEAT_SEED:-$(( start % 99999 + 1 ))}
 
 total_passed=0
 total_failed=0
@@ -148,6 +154,12 @@ done
 
 if build plain --enable-debug; then
     run_leg plain "$build_root/plain"
+    # Every test must leave the process as it found it: run them all again
+    # and again in one process, in a new order each iteration
+    log "repeat: $repeat iterations, shuffled, seed $repeat_seed"
+    GTEST_REPEAT=$repeat GTEST_SHUFFLE=1 GTEST_RANDOM_SEED=$repeat_seed \
+        run_leg repeat "$build_root/plain"
+    summary[${#summary[@]}-1]+="  seed $repeat_seed"
     c_api_leg "$build_root/plain"
     run_leg valgrind "$build_root/plain" \
         valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \

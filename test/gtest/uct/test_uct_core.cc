@@ -686,9 +686,8 @@ protected:
  * Components
  * ---------------------------------------------------------------------- */
 
-/* First in this file, so that it is the process's first module load when the
- * suite runs only this file; otherwise the loader already ran and this checks
- * that a later call is silent too. */
+/* The loader scans each module directory once, so the fresh empty directory
+ * here is scanned whatever ran before: finding no module is silent. */
 TEST_F(test_uct_core, query_components_without_modules_is_silent)
 {
     char            tmpl[] = "/tmp/uct_gtest_no_modules.XXXXXX";
