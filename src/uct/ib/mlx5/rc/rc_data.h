@@ -41,6 +41,16 @@ typedef struct uct_rc_am_hdr {
 
 constexpr uint8_t UCT_RC_AM_ID_MASK = UCT_AM_ID_MAX - 1;
 
+/* Flow control in the top bits of the header (UCX's RC does the same):
+ * the sender's window is half used (soft request) or three quarters (hard
+ * request), or the message grants the receiver of it a full window; all
+ * three bits make a pure grant, which carries no message */
+constexpr uint8_t UCT_RC_FC_SOFT_REQ   = UCS_BIT(5);
+constexpr uint8_t UCT_RC_FC_HARD_REQ   = UCS_BIT(6);
+constexpr uint8_t UCT_RC_FC_GRANT      = UCS_BIT(7);
+constexpr uint8_t UCT_RC_FC_PURE_GRANT = UCT_RC_FC_SOFT_REQ |
+                                         UCT_RC_FC_HARD_REQ | UCT_RC_FC_GRANT;
+
 /* Longest gather list of one work request */
 constexpr unsigned UCT_RC_MAX_SGE = 4;
 
@@ -167,7 +177,7 @@ private:
     uct_rc_rx() = default;
 
     void refill();
-    void dispatch(uint8_t *buf, uint32_t byte_len);
+    void dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn);
     static void release(uct_recv_desc_t *self, void *desc);
 
     uct_rc_mlx5_iface                *m_iface = nullptr;

@@ -49,6 +49,42 @@ bool has_resources(const uct_rc_mlx5_ep *ep, unsigned cost)
     return (ep->sq_avail >= cost) && (ep_iface(ep)->tx_cq_avail > 0);
 }
 
+/* An active message's header: its id, and flow control. Takes a credit;
+ * false when the window is empty */
+bool am_header(uct_rc_mlx5_ep *ep, uint8_t id, uint8_t *hdr_p)
+{
+    const uct_rc_mlx5_iface *iface = ep_iface(ep);
+    const int               wnd    = iface->rc.fc_wnd_size;
+    uint8_t                 hdr    = id;
+
+    if (iface->rc.fc_enable) {
+        if (ep->fc_wnd <= 0) {
+            return false;
+        }
+        if (ep->fc_wnd == wnd / 2) {
+            hdr |= UCT_RC_FC_SOFT_REQ;
+        } else if (ep->fc_wnd == wnd / 4) {
+            hdr |= UCT_RC_FC_HARD_REQ;
+        }
+    }
+    if (ep->fc_grant_due) {
+        hdr |= UCT_RC_FC_GRANT; /* piggybacked: no grant of its own needed */
+    }
+    *hdr_p = hdr;
+    return true;
+}
+
+/* The message with that header was posted */
+void am_sent(uct_rc_mlx5_ep *ep, uint8_t hdr)
+{
+    if (ep_iface(ep)->rc.fc_enable) {
+        --ep->fc_wnd;
+    }
+    if (hdr & UCT_RC_FC_GRANT) {
+        ep->fc_grant_due = false;
+    }
+}
+
 /* Post @a wr for @a op: the caller checked the resources */
 ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
 {
@@ -167,10 +203,30 @@ void complete(uct_rc_mlx5_iface *iface, const uct_rc_completion_t &c)
     }
 }
 
+/* A grant the peer asked for: exempt from flow control, retried from
+ * progress while the send queue is full */
+void send_grant(uct_rc_mlx5_ep *ep)
+{
+    const uint8_t hdr = UCT_RC_FC_PURE_GRANT;
+    uct_rc_wr_t   wr  = {};
+
+    wr.opcode      = UCT_RC_OP_SEND;
+    wr.inl_hdr     = &hdr;
+    wr.inl_hdr_len = sizeof(hdr);
+    if ((ep->failed == UCS_OK) && has_resources(ep, wr_cost(ep, &wr)) &&
+        (post(ep, &wr, {}) == UCS_OK)) {
+        ep->fc_grant_due = false;
+    }
+}
+
 void dispatch_pending(uct_rc_mlx5_iface *iface)
 {
     for (auto &entry : iface->eps_by_qpn) {
         uct_rc_mlx5_ep *ep = entry.second;
+
+        if (ep->fc_grant_due) {
+            send_grant(ep);
+        }
 
         while (!ep->pending.empty() && has_resources(ep, max_wqe_bbs)) {
             uct_pending_req_t *req = ep->pending.front();
@@ -317,17 +373,21 @@ ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header
         return status;
     }
 
-    hdr[0] = id;
     memcpy(hdr + 1, &header, sizeof(header));
     wr.opcode       = UCT_RC_OP_SEND;
     wr.inl_hdr      = hdr;
     wr.inl_hdr_len  = sizeof(hdr);
     wr.inl_data     = payload;
     wr.inl_data_len = length;
-    if (!has_resources(ep, wr_cost(ep, &wr))) {
+    if (!has_resources(ep, wr_cost(ep, &wr)) || !am_header(ep, id, &hdr[0])) {
         return UCS_ERR_NO_RESOURCE;
     }
-    return post(ep, &wr, {});
+
+    status = post(ep, &wr, {});
+    if (status == UCS_OK) {
+        am_sent(ep, hdr[0]);
+    }
+    return status;
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
@@ -360,27 +420,40 @@ ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_i
     wr.opcode      = UCT_RC_OP_SEND;
     wr.inl_hdr     = buf;
     wr.inl_hdr_len = 1 + length;
-    if (!has_resources(ep, wr_cost(ep, &wr))) {
+    if (!has_resources(ep, wr_cost(ep, &wr)) || !am_header(ep, id, &buf[0])) {
         return UCS_ERR_NO_RESOURCE;
     }
-    return post(ep, &wr, {});
+
+    status = post(ep, &wr, {});
+    if (status == UCS_OK) {
+        am_sent(ep, buf[0]);
+    }
+    return status;
 }
 
 ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
                  void *arg, unsigned)
 {
     uct_rc_mlx5_ep *ep  = rc_ep(tl_ep);
-    const uint8_t  hdr  = id;
+    uint8_t        hdr;
     uct_rc_wr_t    wr   = {};
+    ssize_t        length;
     ucs_status_t   status;
 
     status = check_ep(ep);
     if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK)) {
         return status;
     }
+    if (!am_header(ep, id, &hdr)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
 
     wr.opcode = UCT_RC_OP_SEND;
-    return post_bcopy(ep, &wr, &hdr, sizeof(hdr), pack_cb, arg);
+    length    = post_bcopy(ep, &wr, &hdr, sizeof(hdr), pack_cb, arg);
+    if (length >= 0) {
+        am_sent(ep, hdr);
+    }
+    return length;
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
@@ -402,12 +475,11 @@ ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *hea
         return status;
     }
 
-    hdr[0] = id;
     memcpy(hdr + 1, header, header_length);
     wr.opcode      = UCT_RC_OP_SEND;
     wr.inl_hdr     = hdr;
     wr.inl_hdr_len = 1 + header_length;
-    if (!has_resources(ep, wr_cost(ep, &wr))) {
+    if (!has_resources(ep, wr_cost(ep, &wr)) || !am_header(ep, id, &hdr[0])) {
         return UCS_ERR_NO_RESOURCE;
     }
 
@@ -430,10 +502,14 @@ ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *hea
 
     op.comp = comp;
     status  = post(ep, &wr, op);
-    if ((status != UCS_OK) && (op.buf != nullptr)) {
-        ep_iface(ep)->tx_bufs->put(op.buf);
+    if (status != UCS_OK) {
+        if (op.buf != nullptr) {
+            ep_iface(ep)->tx_bufs->put(op.buf);
+        }
+        return status;
     }
-    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+    am_sent(ep, hdr[0]);
+    return UCS_INPROGRESS;
 }
 
 /* ------------------------------------------------------------------------
@@ -623,7 +699,8 @@ ucs_status_t uct_rc_mlx5_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, 
     uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
 
     if (ep->pending.empty() && has_resources(ep, max_wqe_bbs) &&
-        (ep_iface(ep)->tx_bufs->num_free() > 0)) {
+        (ep_iface(ep)->tx_bufs->num_free() > 0) &&
+        (!ep_iface(ep)->rc.fc_enable || (ep->fc_wnd > 0))) {
         return UCS_ERR_BUSY;
     }
     ep->pending.push_back(req);
@@ -686,6 +763,7 @@ unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
 
     count = iface->rx->progress(tx_batch);
     if (count > 0) {
+        dispatch_pending(iface); /* a grant may have opened a window */
         return count; /* receives first, as UCX's RC does */
     }
 
@@ -773,10 +851,31 @@ void uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
     attr->cap.get.align_mtu = 128u << iface->path_mtu;
 }
 
+void uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
+                                uint8_t fc)
+{
+    auto it = iface->eps_by_qpn.find(qpn);
+
+    if (it == iface->eps_by_qpn.end()) {
+        return; /* destroyed meanwhile */
+    }
+
+    uct_rc_mlx5_ep *ep = it->second;
+    if (fc & UCT_RC_FC_GRANT) {
+        ep->fc_wnd = iface->rc.fc_wnd_size; /* a full window again */
+    }
+    if ((fc != UCT_RC_FC_PURE_GRANT) &&
+        (fc & (UCT_RC_FC_SOFT_REQ | UCT_RC_FC_HARD_REQ))) {
+        ep->fc_grant_due = true;
+        send_grant(ep);
+    }
+}
+
 void uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep)
 {
     uct_rc_mlx5_iface *iface = ep_iface(ep);
 
+    ep->fc_wnd = iface->rc.fc_wnd_size;
     ep->sq_avail = ep->devx_qp ?
                    ep->devx_qp->sq_wqe_cnt() - 2 * max_wqe_bbs :
                    iface->rc.tx_queue_len;

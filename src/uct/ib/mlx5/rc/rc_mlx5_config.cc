@@ -9,6 +9,7 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -145,6 +146,15 @@ ucs_status_t uct_rc_mlx5_check_config(const char *dev_name,
                      time_str(rnr_timeout_max).c_str(),
                      "the longest RNR timer is 655.36 ms");
     }
+
+    if (config->fc_enable && (config->fc_wnd_size == 0)) {
+        ucs_error("%s: UCX_RC_FC_WND_SIZE=0: flow control needs a window of at "
+                  "least 1 message", dev_name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    /* the receive queue is what the window stands for: never more than it
+     * (not a warning: the default window is larger than the default queue) */
+    checked.fc_wnd_size = std::min(config->fc_wnd_size, checked.rx_queue_len);
 
     checked.timeout = check_timeout(dev_name, config->timeout);
     *checked_p      = checked;

@@ -40,6 +40,17 @@ ucs_config_field_t uct_rc_iface_config_table[] = {
      "device's queue size clamped with a warning; 0 is refused).",
      offsetof(uct_rc_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
 
+    {"FC_ENABLE", "y",
+     "Flow control of active messages: a sender has a window of messages the\n"
+     "receiver grants again as it consumes them, so a fast sender gets\n"
+     "UCS_ERR_NO_RESOURCE instead of flooding a slow receiver with RNR NAKs.",
+     offsetof(uct_rc_iface_config_t, fc_enable), UCS_CONFIG_TYPE_BOOL},
+
+    {"FC_WND_SIZE", "512",
+     "Active messages a sender may have outstanding before a grant (at most\n"
+     "RX_QUEUE_LEN, which every sender shares; 0 is refused).",
+     offsetof(uct_rc_iface_config_t, fc_wnd_size), UCS_CONFIG_TYPE_UINT},
+
     {"RX_QUEUE_LEN", "256",
      "Receive queue length of each QP (rounded up to a power of two; above the\n"
      "device's queue size clamped with a warning; 0 is refused).",

@@ -26,6 +26,8 @@ typedef struct uct_rc_iface_config {
     unsigned max_rd_atomic;    /* MAX_RD_ATOMIC */
     unsigned tx_queue_len;     /* TX_QUEUE_LEN */
     unsigned rx_queue_len;     /* RX_QUEUE_LEN */
+    int      fc_enable;        /* FC_ENABLE */
+    unsigned fc_wnd_size;      /* FC_WND_SIZE */
 } uct_rc_iface_config_t;
 
 extern ucs_config_field_t uct_rc_iface_config_table[];
@@ -91,6 +93,8 @@ struct uct_rc_mlx5_ep : uct_ep {
     uint16_t                             sn = 0;
     unsigned                             sq_avail = 0; /* BBs, or WRs */
     bool                                 fence_next = false;
+    int                                  fc_wnd = 0;    /* AM credits */
+    bool                                 fc_grant_due = false; /* to send */
     ucs_status_t                         failed = UCS_OK; /* once failed */
     std::deque<uct_pending_req_t*>       pending;
     unsigned                             cq_inflight = 0; /* CQEs to come */
@@ -199,6 +203,9 @@ unsigned     uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface);
 void         uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
                                           uct_iface_attr_t *attr);
 void         uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep);
+/** Flow control bits @a fc arrived on the QP @a qpn of @a iface */
+void         uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
+                                        uint8_t fc);
 void         uct_rc_mlx5_ep_data_cleanup(uct_rc_mlx5_ep *ep);
 
 unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr);

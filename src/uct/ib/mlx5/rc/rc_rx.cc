@@ -144,14 +144,24 @@ void uct_rc_rx::refill()
     }
 }
 
-void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len)
+void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
 {
     uint8_t               *payload = buf + m_front;
     const uct_rc_am_hdr_t *hdr     = reinterpret_cast<const uct_rc_am_hdr_t*>(
                                              payload - sizeof(uct_rc_am_hdr_t));
     const uint8_t         am_id    = hdr->am_id & UCT_RC_AM_ID_MASK;
+    const uint8_t         fc       = hdr->am_id & UCT_RC_FC_PURE_GRANT;
     void                  *desc    = payload - m_iface->rx_headroom;
     ucs_status_t          status;
+
+    if (fc != 0) {
+        /* the endpoint of this QP: it sends the grant, or takes one */
+        uct_rc_mlx5_ep_fc_received(m_iface, qpn, fc);
+        if (fc == UCT_RC_FC_PURE_GRANT) {
+            m_bufs->put(buf);
+            return;
+        }
+    }
 
     uct_recv_desc_of(desc) = this; /* over the consumed header, if it is there */
     status = uct_iface_invoke_am(m_iface, am_id, payload,
@@ -200,7 +210,7 @@ unsigned uct_rc_rx::progress(unsigned max)
             m_bufs->put(buf);
             continue;
         }
-        dispatch(buf, wc[i].byte_len);
+        dispatch(buf, wc[i].byte_len, wc[i].qp_num);
     }
 
     refill();

@@ -533,4 +533,83 @@ TEST_P(test_rc_data, peer_mac_moved_under_a_live_connection)
     ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1));
 }
 
+/* A sender whose receiver does not progress stops at its window with
+ * UCS_ERR_NO_RESOURCE, never with RNR NAKs, and goes on once granted */
+TEST_P(test_rc_data, flow_control_window)
+{
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        am_receiver rx;
+        int         sent = 0;
+
+        connect_ab(tl, {{"FC_WND_SIZE", "64"}});
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(m_ib, 0, am_receiver::cb,
+                                                   &rx, 0));
+        uct_ib_emu_counters_reset();
+        for (int i = 0; i < 1000; ++i) {
+            uct_iface_progress(m_ia); /* completions, but B stays idle */
+            if (uct_ep_am_short(m_ea, 0, sent, nullptr, 0) == UCS_OK) {
+                ++sent;
+            }
+        }
+        EXPECT_EQ(64, sent) << "the window, no more";
+        EXPECT_EQ(0u, uct_ib_emu_counters().rnr_naks);
+
+        wait_progress([&] {
+            if (uct_ep_am_short(m_ea, 0, sent, nullptr, 0) == UCS_OK) {
+                ++sent;
+            }
+            return rx.messages.size() >= 200;
+        }, "200 messages once the receiver progresses");
+        EXPECT_EQ(0u, uct_ib_emu_counters().rnr_naks);
+    }
+}
+
+/* Without flow control a receiver out of buffers answers RNR NAKs: the
+ * sender retries (7: forever) and everything arrives in order; with no RNR
+ * retry the endpoint fails */
+TEST_P(test_rc_data, rnr_storm_without_flow_control)
+{
+    ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(100));
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        am_receiver rx;
+
+        connect_ab(tl, {{"FC_ENABLE", "n"}, {"RX_QUEUE_LEN", "16"}});
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(m_ib, 0, am_receiver::cb,
+                                                   &rx, 0));
+        uct_ib_emu_counters_reset();
+        for (int i = 0; i < 64; ++i) {
+            ASSERT_EQ(UCS_OK, retry([&] {
+                uct_iface_progress(m_ia);
+                return uct_ep_am_short(m_ea, 0, i, nullptr, 0);
+            }));
+        }
+        wait_for([] { return uct_ib_emu_counters().rnr_naks > 0; }, 10.0,
+                 [] { return std::string("an RNR NAK"); },
+                 [this] { uct_iface_progress(m_ia); });
+        wait_progress([&] { return rx.messages.size() == 64; }, "64 messages");
+        for (int i = 0; i < 64; ++i) {
+            uint64_t header;
+            memcpy(&header, rx.messages[i].data(), 8);
+            ASSERT_EQ(uint64_t(i), header);
+        }
+
+        m_failures.clear();
+        connect_ab(tl, {{"FC_ENABLE", "n"}, {"RX_QUEUE_LEN", "16"},
+                        {"RNR_RETRY_COUNT", "0"}});
+        for (int i = 0; i < 64; ++i) {
+            if (uct_ep_am_short(m_ea, 0, i, nullptr, 0) != UCS_OK) {
+                uct_iface_progress(m_ia);
+            }
+        }
+        wait_for([&] { return !m_failures.empty(); }, 10.0,
+                 [] { return std::string("RNR retry exceeded"); },
+                 [this] { uct_iface_progress(m_ia); });
+        ASSERT_FALSE(m_failures.empty());
+        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_failures[0].second);
+    }
+    ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1));
+}
+
 UCT_IB_INSTANTIATE_LINK_TEST(test_rc_data);
