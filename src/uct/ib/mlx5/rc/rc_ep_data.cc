@@ -85,6 +85,26 @@ void am_sent(uct_rc_mlx5_ep *ep, uint8_t hdr)
     }
 }
 
+ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op);
+
+/* Post the short active message @a wr whose first inline byte *@a hdr is
+ * the header of @a id, if the queue and the window have room */
+ucs_status_t post_am_short(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uint8_t id,
+                           uint8_t *hdr)
+{
+    ucs_status_t status;
+
+    if (!has_resources(ep, wr_cost(ep, wr)) || !am_header(ep, id, hdr)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    status = post(ep, wr, {});
+    if (status == UCS_OK) {
+        am_sent(ep, *hdr);
+    }
+    return status;
+}
+
 /* Post @a wr for @a op: the caller checked the resources */
 ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
 {
@@ -379,15 +399,7 @@ ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header
     wr.inl_hdr_len  = sizeof(hdr);
     wr.inl_data     = payload;
     wr.inl_data_len = length;
-    if (!has_resources(ep, wr_cost(ep, &wr)) || !am_header(ep, id, &hdr[0])) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    status = post(ep, &wr, {});
-    if (status == UCS_OK) {
-        am_sent(ep, hdr[0]);
-    }
-    return status;
+    return post_am_short(ep, &wr, id, &hdr[0]);
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
@@ -420,15 +432,7 @@ ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_i
     wr.opcode      = UCT_RC_OP_SEND;
     wr.inl_hdr     = buf;
     wr.inl_hdr_len = 1 + length;
-    if (!has_resources(ep, wr_cost(ep, &wr)) || !am_header(ep, id, &buf[0])) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    status = post(ep, &wr, {});
-    if (status == UCS_OK) {
-        am_sent(ep, buf[0]);
-    }
-    return status;
+    return post_am_short(ep, &wr, id, &buf[0]);
 }
 
 ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
