@@ -169,6 +169,93 @@ void print_port_info(const uct_ib_port_info_t &info)
     }
 }
 
+/* One "op: <= size" line per operation the interface offers, as UCX's
+ * ucx_info prints them */
+void print_op(uint64_t flags, uint64_t flag, const char *name, size_t max,
+              size_t max_iov = 0)
+{
+    if (!(flags & flag)) {
+        return;
+    }
+    if (max_iov > 0) {
+        printf("#     %16s: <= %s, up to %zu iov\n", name, size_str(max).c_str(),
+               max_iov);
+    } else {
+        printf("#     %16s: <= %s\n", name, size_str(max).c_str());
+    }
+}
+
+void print_atomics(const char *name, uint64_t op_flags, uint64_t fop_flags)
+{
+    static const char *const ops[] = {"add", "and", "or", "xor", "swap",
+                                      "cswap"};
+    std::string post, fetch;
+
+    for (unsigned op = 0; op < UCT_ATOMIC_OP_LAST; ++op) {
+        if (op_flags & UCS_BIT(op)) {
+            post += std::string(post.empty() ? "" : ", ") + ops[op];
+        }
+        if (fop_flags & UCS_BIT(op)) {
+            fetch += std::string(fetch.empty() ? "" : ", ") + ops[op];
+        }
+    }
+    if (!post.empty() || !fetch.empty()) {
+        printf("#     %16s: post %s; fetch %s\n", name,
+               post.empty() ? "none" : post.c_str(),
+               fetch.empty() ? "none" : fetch.c_str());
+    }
+}
+
+void print_capabilities(const uct_iface_attr_t &attr)
+{
+    const uint64_t f = attr.cap.flags;
+
+    printf("#      capabilities:\n");
+    print_op(f, UCT_IFACE_FLAG_AM_SHORT, "am_short", attr.cap.am.max_short);
+    print_op(f, UCT_IFACE_FLAG_AM_BCOPY, "am_bcopy", attr.cap.am.max_bcopy);
+    print_op(f, UCT_IFACE_FLAG_AM_ZCOPY, "am_zcopy", attr.cap.am.max_zcopy,
+             attr.cap.am.max_iov);
+    print_op(f, UCT_IFACE_FLAG_AM_ZCOPY, "am header", attr.cap.am.max_hdr);
+    print_op(f, UCT_IFACE_FLAG_PUT_SHORT, "put_short", attr.cap.put.max_short);
+    print_op(f, UCT_IFACE_FLAG_PUT_BCOPY, "put_bcopy", attr.cap.put.max_bcopy);
+    print_op(f, UCT_IFACE_FLAG_PUT_ZCOPY, "put_zcopy", attr.cap.put.max_zcopy,
+             attr.cap.put.max_iov);
+    print_op(f, UCT_IFACE_FLAG_GET_SHORT, "get_short", attr.cap.get.max_short);
+    print_op(f, UCT_IFACE_FLAG_GET_BCOPY, "get_bcopy", attr.cap.get.max_bcopy);
+    print_op(f, UCT_IFACE_FLAG_GET_ZCOPY, "get_zcopy", attr.cap.get.max_zcopy,
+             attr.cap.get.max_iov);
+    print_atomics("atomic_32bit", attr.cap.atomic32.op_flags,
+                  attr.cap.atomic32.fop_flags);
+    print_atomics("atomic_64bit", attr.cap.atomic64.op_flags,
+                  attr.cap.atomic64.fop_flags);
+    if (!(f & (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+               UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+               UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
+               UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY))) {
+        printf("#                      no data transfer operations\n");
+    }
+    if (f & UCT_IFACE_FLAG_PENDING) {
+        printf("#              pending: yes\n");
+    }
+    printf("#            callbacks: %s\n",
+           (f & UCT_IFACE_FLAG_CB_SYNC) ? "sync" :
+           (f & UCT_IFACE_FLAG_CB_ASYNC) ? "async" : "none");
+}
+
+void print_error_handling(const uct_iface_attr_t &attr)
+{
+    std::string what;
+
+    if (attr.cap.flags & UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE) {
+        what += ", peer failure";
+    }
+    if (attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK) {
+        what += ", ep_check";
+    }
+    printf("#       error handling: %s\n",
+           what.empty() ? "none" : what.c_str() + 2);
+}
+
 void print_iface_info(uct_md_h md, uct_worker_h worker,
                       const uct_tl_resource_desc_t &resource)
 {
@@ -219,6 +306,7 @@ void print_iface_info(uct_md_h md, uct_worker_h worker,
     }
 
     printf("#           Type: %s\n", uct_device_type_names[resource.dev_type]);
+    print_capabilities(attr);
     printf("#            bandwidth: %.2f MB/sec\n",
            (attr.bandwidth.dedicated + attr.bandwidth.shared) / 1e6);
     printf("#              latency: %.0f nsec\n", attr.latency.c * 1e9);
@@ -235,6 +323,7 @@ void print_iface_info(uct_md_h md, uct_worker_h worker,
     if (attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP) {
         printf("#           ep address: %zu bytes\n", attr.ep_addr_len);
     }
+    print_error_handling(attr);
     uct_iface_close(iface);
 }
 
