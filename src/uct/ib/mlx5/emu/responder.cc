@@ -13,8 +13,11 @@
  * to ERR (class C of the IB specification), and the receive in progress, if
  * any, completes with the error.
  *
- * Atomics operate on big-endian memory and return the original value big
- * endian (atomic_req_8B_endianness_mode 0, the device's only mode).
+ * Atomics operate on memory in host order (atomic_req_8B_endianness_mode 1,
+ * host endianness, which the kernel sets where the device supports it, and
+ * with which verbs reports IBV_ATOMIC_HCA); the original value goes back
+ * in host order for the standard atomics and big endian for the masked
+ * (extended) ones.
  */
 #include "engine.h"
 
@@ -23,21 +26,34 @@ namespace uct_ib_emu {
 
 namespace {
 
-uint64_t load_be(const uint8_t *p, unsigned size)
-{
-    uint64_t v = 0;
-
-    for (unsigned i = 0; i < size; ++i) {
-        v = (v << 8) | p[i];
-    }
-    return v;
-}
-
 void store_be(uint8_t *p, unsigned size, uint64_t v)
 {
     for (unsigned i = size; i-- > 0;) {
         p[i] = static_cast<uint8_t>(v);
         v  >>= 8;
+    }
+}
+
+uint64_t load_host(const uint8_t *p, unsigned size)
+{
+    if (size == sizeof(uint32_t)) {
+        uint32_t v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+    }
+
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+void store_host(uint8_t *p, unsigned size, uint64_t v)
+{
+    if (size == sizeof(uint32_t)) {
+        const uint32_t v32 = static_cast<uint32_t>(v);
+        memcpy(p, &v32, sizeof(v32));
+    } else {
+        memcpy(p, &v, sizeof(v));
     }
 }
 
@@ -252,10 +268,14 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                  "remote atomic denied");
             return;
         }
-        uint64_t orig = load_be(frags[0].ptr, req.atomic_size);
-        store_be(frags[0].ptr, req.atomic_size, atomic_result(req, orig));
+        uint64_t orig = load_host(frags[0].ptr, req.atomic_size);
+        store_host(frags[0].ptr, req.atomic_size, atomic_result(req, orig));
         resp->data.resize(req.atomic_size);
-        store_be(resp->data.data(), req.atomic_size, orig);
+        if (flags & OP_MASKED) {
+            store_be(resp->data.data(), req.atomic_size, orig);
+        } else {
+            store_host(resp->data.data(), req.atomic_size, orig);
+        }
     }
 
     if ((flags & OP_SEND) && req.last) {

@@ -58,6 +58,10 @@ typedef enum {
     UCT_RC_OP_SEND,
     UCT_RC_OP_RDMA_WRITE,
     UCT_RC_OP_RDMA_READ,
+    UCT_RC_OP_ATOMIC_FA,        /* fetch-and-add, 8 bytes */
+    UCT_RC_OP_ATOMIC_CS,        /* compare-and-swap, 8 bytes */
+    UCT_RC_OP_MASKED_FA,        /* rc_mlx5: masked fetch-and-add, 4 or 8 */
+    UCT_RC_OP_MASKED_CS,        /* rc_mlx5: masked compare-and-swap, 4 or 8 */
     UCT_RC_OP_NOP
 } uct_rc_opcode_t;
 
@@ -82,6 +86,13 @@ typedef struct uct_rc_wr {
     unsigned        num_sge;
     uint64_t        remote_addr;
     uint32_t        rkey;
+    /* atomics: the operands in host order, the size of the operation; the
+     * fetched value lands in sge[0] */
+    unsigned        atomic_size;
+    uint64_t        swap_add;
+    uint64_t        compare;
+    uint64_t        swap_mask;
+    uint64_t        compare_mask;   /* masked FA: the field boundary */
 } uct_rc_wr_t;
 
 /* What an operation waits for, retired by the completion of its WQE */
@@ -93,6 +104,9 @@ typedef struct uct_rc_op {
     uct_unpack_callback_t unpack;   /* get_bcopy: copy out of buf */
     void                  *arg;
     size_t                length;
+    void                  *result;   /* a fetching atomic: the old value */
+    uint8_t               result_size;
+    bool                  result_be; /* masked atomics answer big endian */
 } uct_rc_op_t;
 
 /* A completion, as a transport reports it */

@@ -15,6 +15,8 @@
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <endian.h>
 #include <cstring>
 
 namespace {
@@ -139,6 +141,19 @@ void retire(uct_rc_mlx5_ep *ep, const uct_rc_op_t &op, ucs_status_t status)
 
     if ((op.unpack != nullptr) && (status == UCS_OK)) {
         op.unpack(op.arg, op.buf, op.length);
+    }
+    if ((op.result != nullptr) && (status == UCS_OK)) {
+        if (op.result_size == sizeof(uint32_t)) {
+            uint32_t v;
+            memcpy(&v, op.buf, sizeof(v));
+            v = op.result_be ? be32toh(v) : v;
+            memcpy(op.result, &v, sizeof(v));
+        } else {
+            uint64_t v;
+            memcpy(&v, op.buf, sizeof(v));
+            v = op.result_be ? be64toh(v) : v;
+            memcpy(op.result, &v, sizeof(v));
+        }
     }
     if (op.buf != nullptr) {
         iface->tx_bufs->put(op.buf);
@@ -651,6 +666,166 @@ ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpa
 }
 
 /* ------------------------------------------------------------------------
+ * Atomics. Standard 8-byte fetch-add and compare-swap on both transports;
+ * rc_mlx5 does the rest with masked (extended) atomics on 4 and 8 bytes:
+ *   add  masked fetch-add, no field boundary    xor  every bit its own field
+ *   and  masked swap of the bits value clears   or   of the bits value sets
+ *   swap masked swap of every bit               cswap32  masked on every bit
+ * Remote memory holds host-order values (the device works in host
+ * endianness, as the kernel configures it); a standard atomic answers in
+ * host order, a masked one big endian.
+ */
+
+namespace {
+
+/* Build @a wr for @a op on @a size bytes; false if the transport lacks it */
+bool atomic_wr(const uct_rc_mlx5_ep *ep, uct_atomic_op_t op, unsigned size,
+               uint64_t value, uint64_t compare, uct_rc_wr_t *wr)
+{
+    const uint64_t all = (size == 4) ? UINT32_MAX : UINT64_MAX;
+    const bool     std_ok = (size == 8);
+
+    wr->atomic_size = size;
+    wr->swap_add    = value;
+    switch (op) {
+    case UCT_ATOMIC_OP_ADD:
+        wr->opcode = std_ok ? UCT_RC_OP_ATOMIC_FA : UCT_RC_OP_MASKED_FA;
+        break;
+    case UCT_ATOMIC_OP_CSWAP:
+        wr->opcode       = std_ok ? UCT_RC_OP_ATOMIC_CS : UCT_RC_OP_MASKED_CS;
+        wr->compare      = compare;
+        wr->swap_mask    = all;
+        wr->compare_mask = all;
+        break;
+    case UCT_ATOMIC_OP_XOR:
+        wr->opcode       = UCT_RC_OP_MASKED_FA;
+        wr->compare_mask = all; /* the field boundary: no carries */
+        break;
+    case UCT_ATOMIC_OP_AND:
+        wr->opcode    = UCT_RC_OP_MASKED_CS;
+        wr->swap_add  = 0;
+        wr->swap_mask = ~value & all;
+        break;
+    case UCT_ATOMIC_OP_OR:
+        wr->opcode    = UCT_RC_OP_MASKED_CS;
+        wr->swap_mask = value;
+        break;
+    case UCT_ATOMIC_OP_SWAP:
+        wr->opcode    = UCT_RC_OP_MASKED_CS;
+        wr->swap_mask = all;
+        break;
+    default:
+        return false;
+    }
+
+    return ep->devx_qp || (wr->opcode == UCT_RC_OP_ATOMIC_FA) ||
+           (wr->opcode == UCT_RC_OP_ATOMIC_CS);
+}
+
+ucs_status_t post_atomic(uct_ep_h tl_ep, uct_atomic_op_t opcode, unsigned size,
+                         uint64_t value, uint64_t compare, uint64_t remote_addr,
+                         uct_rkey_t rkey, void *result, uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uct_rc_wr_t       wr     = {};
+    uct_rc_op_t       op     = {};
+    ucs_status_t      status;
+
+    status = check_ep(ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (!atomic_wr(ep, opcode, size, value, compare, &wr)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (ucs_unlikely(remote_addr % size)) {
+        ucs_error("%s: atomic on %u bytes at unaligned address 0x%" PRIx64,
+                  iface->dev_name.c_str(), size, remote_addr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!has_resources(ep, max_wqe_bbs)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    op.buf = iface->tx_bufs->get(); /* the device writes the old value here */
+    if (op.buf == nullptr) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    wr.sge[0]      = {reinterpret_cast<uintptr_t>(op.buf), size,
+                      iface->tx_bufs->lkey()};
+    wr.num_sge     = 1;
+    wr.remote_addr = remote_addr;
+    wr.rkey        = rkey_of(rkey);
+    op.comp        = comp;
+    op.result      = result;
+    op.result_size = size;
+    op.result_be   = (wr.opcode == UCT_RC_OP_MASKED_FA) ||
+                     (wr.opcode == UCT_RC_OP_MASKED_CS);
+    status         = post(ep, &wr, op);
+    if (status != UCS_OK) {
+        iface->tx_bufs->put(op.buf);
+        return status;
+    }
+    return (result != nullptr) ? UCS_INPROGRESS : UCS_OK;
+}
+
+} // namespace
+
+ucs_status_t uct_rc_mlx5_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare,
+                                           uint64_t swap, uint64_t remote_addr,
+                                           uct_rkey_t rkey, uint64_t *result,
+                                           uct_completion_t *comp)
+{
+    return post_atomic(ep, UCT_ATOMIC_OP_CSWAP, 8, swap, compare, remote_addr,
+                       rkey, result, comp);
+}
+
+ucs_status_t uct_rc_mlx5_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare,
+                                           uint32_t swap, uint64_t remote_addr,
+                                           uct_rkey_t rkey, uint32_t *result,
+                                           uct_completion_t *comp)
+{
+    return post_atomic(ep, UCT_ATOMIC_OP_CSWAP, 4, swap, compare, remote_addr,
+                       rkey, result, comp);
+}
+
+ucs_status_t uct_rc_mlx5_ep_atomic64_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                          uint64_t value, uint64_t remote_addr,
+                                          uct_rkey_t rkey)
+{
+    return post_atomic(ep, opcode, 8, value, 0, remote_addr, rkey, nullptr,
+                       nullptr);
+}
+
+ucs_status_t uct_rc_mlx5_ep_atomic32_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                          uint32_t value, uint64_t remote_addr,
+                                          uct_rkey_t rkey)
+{
+    return post_atomic(ep, opcode, 4, value, 0, remote_addr, rkey, nullptr,
+                       nullptr);
+}
+
+ucs_status_t uct_rc_mlx5_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                           uint64_t value, uint64_t *result,
+                                           uint64_t remote_addr, uct_rkey_t rkey,
+                                           uct_completion_t *comp)
+{
+    return post_atomic(ep, opcode, 8, value, 0, remote_addr, rkey, result,
+                       comp);
+}
+
+ucs_status_t uct_rc_mlx5_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                           uint32_t value, uint32_t *result,
+                                           uint64_t remote_addr, uct_rkey_t rkey,
+                                           uct_completion_t *comp)
+{
+    return post_atomic(ep, opcode, 4, value, 0, remote_addr, rkey, result,
+                       comp);
+}
+
+/* ------------------------------------------------------------------------
  * Ordering, pending
  */
 
@@ -846,6 +1021,25 @@ void uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
     attr->cap.put.max_iov   = UCT_RC_MAX_SGE;
     attr->cap.put.opt_zcopy_align = 1;
     attr->cap.put.align_mtu = 128u << iface->path_mtu;
+
+    /* the atomics UCX's RC transports advertise, as they do them */
+    const uint64_t ops_post  = UCS_BIT(UCT_ATOMIC_OP_ADD) |
+                               UCS_BIT(UCT_ATOMIC_OP_AND) |
+                               UCS_BIT(UCT_ATOMIC_OP_OR) |
+                               UCS_BIT(UCT_ATOMIC_OP_XOR);
+    const uint64_t ops_fetch = ops_post | UCS_BIT(UCT_ATOMIC_OP_SWAP) |
+                               UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+    attr->cap.flags |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
+    if (iface->devx) {
+        attr->cap.atomic32.op_flags  = ops_post;
+        attr->cap.atomic32.fop_flags = ops_fetch;
+        attr->cap.atomic64.op_flags  = ops_post;
+        attr->cap.atomic64.fop_flags = ops_fetch;
+    } else {
+        attr->cap.atomic64.op_flags  = UCS_BIT(UCT_ATOMIC_OP_ADD);
+        attr->cap.atomic64.fop_flags = UCS_BIT(UCT_ATOMIC_OP_ADD) |
+                                       UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+    }
 
     attr->cap.get.max_bcopy = iface->seg_size;
     attr->cap.get.min_zcopy = 0;

@@ -186,6 +186,28 @@ ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h ep, uct_unpack_callback_t unpack_
 ucs_status_t uct_rc_mlx5_ep_get_zcopy(uct_ep_h ep, const uct_iov_t *iov,
                                       size_t iovcnt, uint64_t remote_addr,
                                       uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare,
+                                           uint64_t swap, uint64_t remote_addr,
+                                           uct_rkey_t rkey, uint64_t *result,
+                                           uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare,
+                                           uint32_t swap, uint64_t remote_addr,
+                                           uct_rkey_t rkey, uint32_t *result,
+                                           uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_atomic64_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                          uint64_t value, uint64_t remote_addr,
+                                          uct_rkey_t rkey);
+ucs_status_t uct_rc_mlx5_ep_atomic32_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                          uint32_t value, uint64_t remote_addr,
+                                          uct_rkey_t rkey);
+ucs_status_t uct_rc_mlx5_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                           uint64_t value, uint64_t *result,
+                                           uint64_t remote_addr, uct_rkey_t rkey,
+                                           uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                           uint32_t value, uint32_t *result,
+                                           uint64_t remote_addr, uct_rkey_t rkey,
+                                           uct_completion_t *comp);
 ucs_status_t uct_rc_mlx5_ep_pending_add(uct_ep_h ep, uct_pending_req_t *req,
                                         unsigned flags);
 void         uct_rc_mlx5_ep_pending_purge(uct_ep_h ep,

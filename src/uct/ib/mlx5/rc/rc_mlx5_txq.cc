@@ -55,6 +55,10 @@ uint8_t mlx5_opcode(uct_rc_opcode_t op)
     case UCT_RC_OP_SEND:       return MLX5_OPCODE_SEND;
     case UCT_RC_OP_RDMA_WRITE: return MLX5_OPCODE_RDMA_WRITE;
     case UCT_RC_OP_RDMA_READ:  return MLX5_OPCODE_RDMA_READ;
+    case UCT_RC_OP_ATOMIC_FA:  return MLX5_OPCODE_ATOMIC_FA;
+    case UCT_RC_OP_ATOMIC_CS:  return MLX5_OPCODE_ATOMIC_CS;
+    case UCT_RC_OP_MASKED_FA:  return MLX5_OPCODE_ATOMIC_MASKED_FA;
+    case UCT_RC_OP_MASKED_CS:  return MLX5_OPCODE_ATOMIC_MASKED_CS;
     default:                   return MLX5_OPCODE_NOP;
     }
 }
@@ -80,16 +84,77 @@ enum ibv_wc_status wc_status(uint8_t syndrome)
     }
 }
 
+bool has_raddr(uct_rc_opcode_t op)
+{
+    return op != UCT_RC_OP_SEND && op != UCT_RC_OP_NOP;
+}
+
+/* The atomic segment(s) of @a wr into @a seg; their length */
+size_t atomic_segment(const uct_rc_wr_t *wr, uint8_t *seg)
+{
+    switch (wr->opcode) {
+    case UCT_RC_OP_ATOMIC_FA:
+    case UCT_RC_OP_ATOMIC_CS: {
+        struct mlx5_wqe_atomic_seg a;
+
+        a.swap_add = htobe64(wr->swap_add);
+        a.compare  = htobe64(wr->compare);
+        memcpy(seg, &a, sizeof(a));
+        return sizeof(a);
+    }
+    case UCT_RC_OP_MASKED_CS:
+        if (wr->atomic_size == 4) {
+            struct uct_mlx5_masked_cs32_seg a;
+
+            a.swap         = htobe32(wr->swap_add);
+            a.compare      = htobe32(wr->compare);
+            a.swap_mask    = htobe32(wr->swap_mask);
+            a.compare_mask = htobe32(wr->compare_mask);
+            memcpy(seg, &a, sizeof(a));
+            return sizeof(a);
+        } else {
+            struct uct_mlx5_masked_cs64_seg a;
+
+            a.swap         = htobe64(wr->swap_add);
+            a.compare      = htobe64(wr->compare);
+            a.swap_mask    = htobe64(wr->swap_mask);
+            a.compare_mask = htobe64(wr->compare_mask);
+            memcpy(seg, &a, sizeof(a));
+            return sizeof(a);
+        }
+    case UCT_RC_OP_MASKED_FA:
+        if (wr->atomic_size == 4) {
+            struct uct_mlx5_masked_fa32_seg a = {};
+
+            a.add            = htobe32(wr->swap_add);
+            a.field_boundary = htobe32(wr->compare_mask);
+            memcpy(seg, &a, sizeof(a));
+            return sizeof(a);
+        } else {
+            struct uct_mlx5_masked_fa64_seg a;
+
+            a.add            = htobe64(wr->swap_add);
+            a.field_boundary = htobe64(wr->compare_mask);
+            memcpy(seg, &a, sizeof(a));
+            return sizeof(a);
+        }
+    default:
+        return 0;
+    }
+}
+
 } // namespace
 
 unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr)
 {
     size_t bytes = sizeof(struct mlx5_wqe_ctrl_seg);
 
-    if ((wr->opcode == UCT_RC_OP_RDMA_WRITE) ||
-        (wr->opcode == UCT_RC_OP_RDMA_READ)) {
+    uint8_t atomic[32];
+
+    if (has_raddr(wr->opcode)) {
         bytes += sizeof(struct mlx5_wqe_raddr_seg);
     }
+    bytes += atomic_segment(wr, atomic);
     if (wr->inl_hdr_len + wr->inl_data_len > 0) {
         bytes += ucs_align_up(sizeof(struct mlx5_wqe_inl_data_seg) +
                               wr->inl_hdr_len + wr->inl_data_len, dsize);
@@ -107,14 +172,28 @@ void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
     size_t                    off  = sizeof(ctrl);
     unsigned                  ds;
 
-    if ((wr->opcode == UCT_RC_OP_RDMA_WRITE) ||
-        (wr->opcode == UCT_RC_OP_RDMA_READ)) {
+    uint8_t                   atomic[32];
+    size_t                    atomic_len;
+    uint8_t                   opmod = 0;
+
+    if (has_raddr(wr->opcode)) {
         struct mlx5_wqe_raddr_seg raddr = {};
 
         raddr.raddr = htobe64(wr->remote_addr);
         raddr.rkey  = htobe32(wr->rkey);
         w.write(off, &raddr, sizeof(raddr));
         off += sizeof(raddr);
+    }
+
+    atomic_len = atomic_segment(wr, atomic);
+    if (atomic_len > 0) {
+        w.write(off, atomic, atomic_len);
+        off += atomic_len;
+        if ((wr->opcode == UCT_RC_OP_MASKED_FA) ||
+            (wr->opcode == UCT_RC_OP_MASKED_CS)) {
+            opmod = UCT_MLX5_OPMOD_EXT_ATOMIC(
+                    (wr->atomic_size == 4) ? 2 : 3);
+        }
     }
 
     if (wr->inl_hdr_len + wr->inl_data_len > 0) {
@@ -141,7 +220,8 @@ void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
     }
 
     ds                    = off / dsize;
-    ctrl.opmod_idx_opcode = htobe32((uint32_t(pi) << 8) |
+    ctrl.opmod_idx_opcode = htobe32((uint32_t(opmod) << 24) |
+                                    (uint32_t(pi) << 8) |
                                     mlx5_opcode(wr->opcode));
     ctrl.qpn_ds           = htobe32((qp->qpn() << 8) | ds);
     ctrl.fm_ce_se         = (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |

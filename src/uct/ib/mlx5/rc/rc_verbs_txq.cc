@@ -14,6 +14,8 @@ enum ibv_wr_opcode verbs_opcode(uct_rc_opcode_t op)
     switch (op) {
     case UCT_RC_OP_RDMA_WRITE: return IBV_WR_RDMA_WRITE;
     case UCT_RC_OP_RDMA_READ:  return IBV_WR_RDMA_READ;
+    case UCT_RC_OP_ATOMIC_FA:  return IBV_WR_ATOMIC_FETCH_AND_ADD;
+    case UCT_RC_OP_ATOMIC_CS:  return IBV_WR_ATOMIC_CMP_AND_SWP;
     default:                   return IBV_WR_SEND;
     }
 }
@@ -58,6 +60,13 @@ ucs_status_t uct_rc_verbs_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
         (wr->opcode == UCT_RC_OP_RDMA_READ)) {
         swr.wr.rdma.remote_addr = wr->remote_addr;
         swr.wr.rdma.rkey        = wr->rkey;
+    } else if ((wr->opcode == UCT_RC_OP_ATOMIC_FA) ||
+               (wr->opcode == UCT_RC_OP_ATOMIC_CS)) {
+        swr.wr.atomic.remote_addr = wr->remote_addr;
+        swr.wr.atomic.rkey        = wr->rkey;
+        swr.wr.atomic.compare_add = (wr->opcode == UCT_RC_OP_ATOMIC_FA) ?
+                                    wr->swap_add : wr->compare;
+        swr.wr.atomic.swap        = wr->swap_add;
     }
 
     ret = uct_ib_glue->post_send(ep->verbs_qp->qp(), &swr, &bad_wr);

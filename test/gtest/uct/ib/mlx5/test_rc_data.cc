@@ -533,6 +533,109 @@ TEST_P(test_rc_data, peer_mac_moved_under_a_live_connection)
     ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1));
 }
 
+/* Every atomic either transport advertises, on host-order remote memory */
+TEST_P(test_rc_data, atomics_as_advertised)
+{
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        uint64_t           w64 = 0, r64 = 0;
+        uint32_t           w32 = 0, r32 = 0;
+
+        connect_ab(tl);
+        const uct_iface_attr_t attr = query(m_ia);
+        region r_64 = reg(b(), &w64, sizeof(w64));
+        region r_32 = reg(b(), &w32, sizeof(w32));
+        auto   a64  = reinterpret_cast<uintptr_t>(&w64);
+        auto   a32  = reinterpret_cast<uintptr_t>(&w32);
+
+        auto done = [&](ucs_status_t status, counted_completion &comp) {
+            if (status == UCS_INPROGRESS) {
+                wait_progress([&] { return comp.calls == 1; }, "the atomic");
+                return comp.status;
+            }
+            return status;
+        };
+        /* the value after @a op with @a v on @a old, as UCT defines it */
+        auto expect = [](uct_atomic_op_t op, uint64_t old, uint64_t v) {
+            switch (op) {
+            case UCT_ATOMIC_OP_ADD:  return old + v;
+            case UCT_ATOMIC_OP_AND:  return old & v;
+            case UCT_ATOMIC_OP_OR:   return old | v;
+            case UCT_ATOMIC_OP_XOR:  return old ^ v;
+            default:                 return v; /* swap */
+            }
+        };
+
+        for (unsigned op = 0; op < UCT_ATOMIC_OP_CSWAP; ++op) {
+            const auto     aop = static_cast<uct_atomic_op_t>(op);
+            const uint64_t v   = 0xf0f0f0f00000ffffull + op;
+
+            SCOPED_TRACE(op);
+            if (attr.cap.atomic64.fop_flags & UCS_BIT(op)) {
+                counted_completion comp;
+                w64 = 0x123456789abcdef0ull;
+                ASSERT_EQ(UCS_OK, done(uct_ep_atomic64_fetch(m_ea, aop, v, &r64,
+                                                             a64, r_64.rkey.rkey,
+                                                             &comp), comp));
+                EXPECT_EQ(0x123456789abcdef0ull, r64);
+                EXPECT_EQ(expect(aop, 0x123456789abcdef0ull, v), w64);
+            }
+            if (attr.cap.atomic64.op_flags & UCS_BIT(op)) {
+                w64 = 7;
+                ASSERT_EQ(UCS_OK, uct_ep_atomic64_post(m_ea, aop, v, a64,
+                                                       r_64.rkey.rkey));
+                counted_completion flush;
+                ASSERT_EQ(UCS_OK, done(uct_ep_flush(m_ea, 0, &flush), flush));
+                EXPECT_EQ(expect(aop, 7, v), w64);
+            }
+            if (attr.cap.atomic32.fop_flags & UCS_BIT(op)) {
+                counted_completion comp;
+                w32 = 0x9abcdef0;
+                ASSERT_EQ(UCS_OK, done(uct_ep_atomic32_fetch(
+                        m_ea, aop, uint32_t(v), &r32, a32, r_32.rkey.rkey,
+                        &comp), comp));
+                EXPECT_EQ(0x9abcdef0u, r32);
+                EXPECT_EQ(uint32_t(expect(aop, 0x9abcdef0u, uint32_t(v))), w32);
+            }
+            if (attr.cap.atomic32.op_flags & UCS_BIT(op)) {
+                w32 = 7;
+                ASSERT_EQ(UCS_OK, uct_ep_atomic32_post(m_ea, aop, uint32_t(v),
+                                                       a32, r_32.rkey.rkey));
+                counted_completion flush;
+                ASSERT_EQ(UCS_OK, done(uct_ep_flush(m_ea, 0, &flush), flush));
+                EXPECT_EQ(uint32_t(expect(aop, 7, uint32_t(v))), w32);
+            }
+        }
+
+        /* compare-and-swap: no match, then a match */
+        counted_completion c1, c2;
+        w64 = 50;
+        ASSERT_EQ(UCS_OK, done(uct_ep_atomic_cswap64(m_ea, 49, 60, a64,
+                                                     r_64.rkey.rkey, &r64, &c1),
+                               c1));
+        EXPECT_EQ(50u, r64);
+        EXPECT_EQ(50u, w64);
+        ASSERT_EQ(UCS_OK, done(uct_ep_atomic_cswap64(m_ea, 50, 60, a64,
+                                                     r_64.rkey.rkey, &r64, &c2),
+                               c2));
+        EXPECT_EQ(50u, r64);
+        EXPECT_EQ(60u, w64);
+        if (attr.cap.atomic32.fop_flags & UCS_BIT(UCT_ATOMIC_OP_CSWAP)) {
+            counted_completion c3;
+            w32 = 5;
+            ASSERT_EQ(UCS_OK, done(uct_ep_atomic_cswap32(m_ea, 5, 9, a32,
+                                                         r_32.rkey.rkey, &r32,
+                                                         &c3), c3));
+            EXPECT_EQ(5u, r32);
+            EXPECT_EQ(9u, w32);
+        } else {
+            EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                      uct_ep_atomic_cswap32(m_ea, 5, 9, a32, r_32.rkey.rkey,
+                                            &r32, nullptr));
+        }
+    }
+}
+
 /* A sender whose receiver does not progress stops at its window with
  * UCS_ERR_NO_RESOURCE, never with RNR NAKs, and goes on once granted */
 TEST_P(test_rc_data, flow_control_window)
