@@ -273,7 +273,7 @@ uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
     const device *dev = q->ctx->dev;
     int access        = (w.info->flags & OP_RESPONSE) ?
                         IBV_ACCESS_LOCAL_WRITE : 0;
-    std::vector<mem_frag> frags;
+    frag_list frags;
 
     out->clear();
     for (const sge &e : w.sges) {
@@ -283,9 +283,9 @@ uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
             return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
         }
         if (!(w.info->flags & OP_RESPONSE)) {
-            for (const mem_frag &f : frags) {
+            frags.for_each([out](const mem_frag &f) {
                 out->insert(out->end(), f.ptr, f.ptr + f.len);
-            }
+            });
         }
     }
     return 0;
@@ -300,7 +300,7 @@ void scatter_response(const qp *q, const send_wqe &w,
     size_t left        = data.size();
 
     for (const sge &e : w.sges) {
-        std::vector<mem_frag> frags;
+        frag_list frags;
         uint32_t take = static_cast<uint32_t>(std::min<size_t>(e.length, left));
 
         /* checked before the request was sent, under the same lock */
@@ -308,10 +308,10 @@ void scatter_response(const qp *q, const send_wqe &w,
                           IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
             return;
         }
-        for (const mem_frag &f : frags) {
+        frags.for_each([&src](const mem_frag &f) {
             memcpy(f.ptr, src, f.len);
             src += f.len;
-        }
+        });
         left -= take;
     }
 }
@@ -334,16 +334,16 @@ enum class outcome {
     WAIT         /* still waiting, nothing changed */
 };
 
-outcome wait_for(send_wqe &w, uint64_t now, uint64_t delay, bool rnr)
+outcome wait_for(emu_state &s, send_wqe &w, uint64_t delay, bool rnr)
 {
     w.waiting  = true;
     w.rnr_wait = rnr;
-    w.deadline = (delay == NEVER) ? NEVER : (now + delay);
+    w.deadline = (delay == NEVER) ? NEVER : (engine_now(s) + delay);
     return outcome::WAIT_NEW;
 }
 
 /* Send the message of w as packets; the outcome of its responses */
-outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
+outcome transmit(emu_state &s, qp *q, send_wqe &w)
 {
     const std::vector<uint8_t> &data = w.is_inline ? w.inline_data :
                                        q->sq_x.payload;
@@ -392,8 +392,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
         drop = deliver_packet(s, q, pkt.payload_len, &dst);
         if (drop != UCT_IB_EMU_DROP_NONE) {
             count_drop(s, q, drop);
-            return wait_for(w, now, ack_timeout_ns(q->path.ack_timeout),
-                            false);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
         }
 
         ++s.engine.packets_delivered;
@@ -408,7 +407,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
                 }
                 --w.rnr_left;
             }
-            return wait_for(w, now, rnr_timer_ns(resp.rnr_timer), true);
+            return wait_for(s, w, rnr_timer_ns(resp.rnr_timer), true);
         }
 
         q->next_send_psn = (q->next_send_psn + 1) & 0xffffff;
@@ -431,7 +430,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
     return outcome::DONE;
 }
 
-outcome process(emu_state &s, qp *q, send_wqe &w, uint64_t now)
+outcome process(emu_state &s, qp *q, send_wqe &w)
 {
     if (w.bad_syndrome != 0) {
         complete_error(s, q, w, w.bad_syndrome);
@@ -444,7 +443,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w, uint64_t now)
     }
 
     if (w.waiting) {
-        if (now < w.deadline) {
+        if ((w.deadline == NEVER) || (engine_now(s) < w.deadline)) {
             return outcome::WAIT;
         }
         if (!w.rnr_wait) {
@@ -465,7 +464,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w, uint64_t now)
         return outcome::DONE;
     }
 
-    return transmit(s, q, w, now);
+    return transmit(s, q, w);
 }
 
 uint16_t sq_producer(const qp *q)
@@ -500,7 +499,7 @@ bool flush(emu_state &s, qp *q, const ring &r)
 } // namespace
 
 
-bool requester_progress(emu_state &s, qp *q, uint64_t now)
+bool requester_progress(emu_state &s, qp *q)
 {
     ring r = sq_ring(q);
     bool did = false;
@@ -522,8 +521,7 @@ bool requester_progress(emu_state &s, qp *q, uint64_t now)
     producer = sq_producer(q);
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
          ++taken) {
-        q->sq_x.wqes.emplace_back();
-        send_wqe &w = q->sq_x.wqes.back();
+        send_wqe &w = q->sq_x.wqes.push_back();
 
         decode(q, r, q->sq_x.fetch, &w);
         q->sq_x.fetch += w.nbb;
@@ -531,7 +529,7 @@ bool requester_progress(emu_state &s, qp *q, uint64_t now)
     }
 
     while (!q->sq_x.wqes.empty()) {
-        outcome o = process(s, q, q->sq_x.wqes.front(), now);
+        outcome o = process(s, q, q->sq_x.wqes.front());
 
         if (o == outcome::WAIT) {
             break;

@@ -90,7 +90,7 @@ uint8_t scatter(qp *dst, const request_pkt &req)
     uint32_t skip      = dst->rq_x.offset;
 
     for (const sge &e : dst->rq_x.sges) {
-        std::vector<mem_frag> frags;
+        frag_list frags;
         uint32_t take;
 
         if (left == 0) {
@@ -106,10 +106,10 @@ uint8_t scatter(qp *dst, const request_pkt &req)
                           IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
             return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
         }
-        for (const mem_frag &f : frags) {
+        frags.for_each([&src](const mem_frag &f) {
             memcpy(f.ptr, src, f.len);
             src += f.len;
-        }
+        });
         left -= take;
         skip  = 0;
     }
@@ -167,7 +167,7 @@ void fail(emu_state &s, qp *dst, const request_pkt &req, response_pkt *resp,
 }
 
 bool remote_translate(qp *dst, const request_pkt &req, uint64_t addr,
-                      uint64_t len, int access, std::vector<mem_frag> *frags)
+                      uint64_t len, int access, frag_list *frags)
 {
     return mem_translate(dst->ctx->dev, dst->pd, req.rkey, addr, len, access,
                          frags) == key_check::OK;
@@ -180,7 +180,7 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp)
 {
     unsigned flags = req.info->flags;
-    std::vector<mem_frag> frags;
+    frag_list frags;
     uint8_t syndrome;
 
     resp->kind = resp_kind::ACK;
@@ -214,10 +214,10 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
             return;
         }
         const uint8_t *src = req.payload;
-        for (const mem_frag &f : frags) {
+        frags.for_each([&src](const mem_frag &f) {
             memcpy(f.ptr, src, f.len);
             src += f.len;
-        }
+        });
     } else if (flags & OP_SEND) {
         syndrome = scatter(dst, req);
         if (syndrome != 0) {
@@ -235,9 +235,9 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
             return;
         }
         resp->data.reserve(req.msg_len);
-        for (const mem_frag &f : frags) {
+        frags.for_each([resp](const mem_frag &f) {
             resp->data.insert(resp->data.end(), f.ptr, f.ptr + f.len);
-        }
+        });
     } else if (flags & OP_ATOMIC_OP) {
         if (req.raddr % req.atomic_size) {
             fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,
