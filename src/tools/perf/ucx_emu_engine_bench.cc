@@ -34,8 +34,8 @@
 
 namespace {
 
-constexpr unsigned LOG_SQ     = 10;  /* 1024 basic blocks */
-constexpr unsigned LOG_RQ     = 10;  /* 1024 receive WQEs of 16 bytes */
+constexpr unsigned LOG_SQ     = 12;  /* 4096 basic blocks */
+constexpr unsigned LOG_RQ     = 12;  /* 4096 receive WQEs of 16 bytes */
 constexpr unsigned SQ_BBS     = 1u << LOG_SQ;
 constexpr unsigned RQ_WQES    = 1u << LOG_RQ;
 constexpr unsigned RQ_STRIDE  = 16;
@@ -325,6 +325,7 @@ double run(side &a, side &b, uint64_t messages, bool step)
     uint64_t sent = 0, received = 0, acked_batches = 0;
     unsigned errors = 0;
     clock::time_point t0 = clock::now(), last_progress = t0;
+    unsigned idle = 0;
 
     refill(b, 0);
     while (received < messages) {
@@ -346,6 +347,10 @@ double run(side &a, side &b, uint64_t messages, bool step)
             return -1;
         }
         if (got > 0) {
+            idle = 0;
+        } else if ((++idle % 4096) != 0) {
+            continue;
+        } else if (idle == 4096) {
             last_progress = clock::now();
         } else if (clock::now() - last_progress > std::chrono::seconds(10)) {
             fprintf(stderr, "ucx_emu_engine_bench: no progress for 10 s "
