@@ -191,6 +191,10 @@ bool engine_pass_locked(emu_state &s)
                 did |= recv_flush(s, q);
             }
         }
+        for (const auto &entry : dev->cqs) {
+            /* an arm written after the CQEs it covers */
+            cq_event_check(s, entry.second, false);
+        }
     }
 
     return did;

@@ -199,6 +199,7 @@ struct cqe_desc {
     uint32_t srqn;
     uint8_t  syndrome;      /* error CQEs */
     uint8_t  vendor_syndrome;
+    bool     solicited;     /* a receive of a solicited message */
 };
 
 /* Write a CQE; false on an overrun (nothing written, CQ in error) */

@@ -131,6 +131,7 @@ void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
     d.qpn         = dst->qpn;
     d.srqn        = (dst->srq != nullptr) ? dst->srq->srqn : 0;
     d.byte_cnt    = req.msg_len;
+    d.solicited   = req.solicited;
     if (syndrome != 0) {
         d.opcode          = MLX5_CQE_RESP_ERR;
         d.syndrome        = syndrome;
