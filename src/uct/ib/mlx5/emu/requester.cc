@@ -215,8 +215,7 @@ void decode(const qp *q, const ring &r, uint16_t index, send_wqe *w)
 
     if ((ds == 0) || (w->nbb > r.cnt) || ((qpn_ds >> 8) != q->qpn) ||
         (((opmod_idx_opcode >> 8) & 0xffff) != index) ||
-        (w->info == nullptr) || (w->info->flags & OP_LOCAL &&
-                                 w->opcode != MLX5_OPCODE_NOP)) {
+        (w->info == nullptr)) {
         w->bad_syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
         return;
     }
