@@ -654,6 +654,58 @@ TEST_F(test_emu_engine, stale_mac_ends_in_retry_exceeded) {
     EXPECT_EQ(7u, rbuf);
 }
 
+/* Every delivery rule ends the same way for the requester: retries, then
+ * RETRY_EXC_ERR; the drop is counted under its own reason */
+TEST_F(test_emu_engine, each_drop_reason_is_counted) {
+    qp_params p;
+    p.retry_count = 1;
+    p.ack_timeout = 1;
+    auto expect_retry_exceeded = [&](engine_qp &q, uct_ib_emu_drop_t reason) {
+        uct_ib_emu_counters_reset();
+        post(q, ctrl(q, MLX5_OPCODE_SEND));
+        for (int i = 0; i < 3; ++i) {
+            uct_ib_emu_engine_run();
+            uct_ib_emu_clock_advance(4096ull << p.ack_timeout);
+        }
+        EXPECT_EQ(int(MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR),
+                  int(poll_one(q, MLX5_CQE_REQ_ERR).syndrome))
+                << uct_ib_emu_drop_str(reason);
+        EXPECT_EQ(2u, uct_ib_emu_counters().drop_count(reason))
+                << uct_ib_emu_drop_str(reason);
+        EXPECT_EQ(1u, uct_ib_emu_counters().retries);
+    };
+
+    /* the destination port drops RoCEv2 */
+    connect_pair(m_a, m_b, p);
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_drop("mlx5_1", 1, false, true));
+    expect_retry_exceeded(m_a, UCT_IB_EMU_DROP_ROCE_V2);
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_drop("mlx5_1", 1, false, false));
+
+    /* the remote QP is not ready to receive (still in INIT) */
+    create(m_c, m_ctx0);
+    create(m_d, m_ctx1);
+    prm_buf d_init = rst2init_cmd(m_d.qp.qpn);
+    ASSERT_EQ(0, modify(m_d.qp, d_init));
+    connect(m_c, m_d, MAC_MLX5_1, p);
+    expect_retry_exceeded(m_c, UCT_IB_EMU_DROP_QP_STATE);
+
+    /* no QP has the remote QPN */
+    destroy(m_a);
+    m_a = engine_qp();
+    create(m_a, m_ctx0);
+    prm_buf init = rst2init_cmd(m_a.qp.qpn);
+    ASSERT_EQ(0, modify(m_a.qp, init));
+    prm_buf rtr = init2rtr_roce_cmd(m_a.qp.qpn, 0xfffff0, MAC_MLX5_1,
+                                    gid_of(m_ctx1, 1, 1), 1);
+    ASSERT_EQ(0, modify(m_a.qp, rtr));
+    prm_buf rts = rtr2rts_cmd(m_a.qp.qpn);
+    rts.set(prm::QPC + prm::qpc::retry_count, p.retry_count);
+    rts.set(prm::QPC + prm::qpc::PRIMARY_PATH + prm::ads::ack_timeout,
+            p.ack_timeout);
+    ASSERT_EQ(0, modify(m_a.qp, rts));
+    expect_retry_exceeded(m_a, UCT_IB_EMU_DROP_NO_QP);
+}
+
 TEST_F(test_emu_engine, ack_timeout_zero_never_times_out) {
     qp_params p;
     p.retry_count = 1;
