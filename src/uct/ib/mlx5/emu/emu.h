@@ -48,8 +48,8 @@
  * retries on the emulator's clock, memory keys checked, and writes CQEs;
  * post_send / post_recv / post_srq_recv / poll_cq and completion channels
  * reach the same rings. The UMR work requests above still run at
- * wr_complete time, outside the engine. Responses (ACKs, NAKs, read data)
- * always reach the requester: only requests obey the delivery rules.
+ * wr_complete time, outside the engine. Requests and their responses
+ * (ACKs, NAKs, read data) both obey the delivery rules.
  *
  * Not modelled: DevX objects other than QPs, UD/DC transports, alternate
  * paths, compressed CQEs.
@@ -208,6 +208,8 @@ enum uct_ib_emu_drop_t {
                                      QP that is not connected to itself */
     UCT_IB_EMU_DROP_MTU,          /* a packet larger than the responder's
                                      path MTU */
+    UCT_IB_EMU_DROP_PSN,          /* a request ahead of the responder's
+                                     expected PSN (discarded there) */
     UCT_IB_EMU_DROP_LAST
 };
 

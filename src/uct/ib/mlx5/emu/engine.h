@@ -102,6 +102,7 @@ struct request_pkt {
 };
 
 enum class resp_kind {
+    NONE,           /* discarded (out of sequence): no response at all */
     ACK,
     RNR_NAK,
     NAK_INVALID,    /* invalid request: length, opcode, ... */

@@ -46,6 +46,8 @@ struct send_wqe {
     uint8_t              bad_syndrome = 0; /* decoding failed: its syndrome */
 
     /* Reliability */
+    bool                 psn_set    = false; /* sent once: its PSNs */
+    uint32_t             first_psn  = 0;
     bool                 waiting    = false; /* on a timer until deadline */
     bool                 rnr_wait   = false; /* the timer is the RNR timer */
     uint64_t             deadline   = 0;
@@ -144,6 +146,10 @@ struct rq_exec {
     uint16_t         wqe_index = 0;
     std::vector<sge> sges;
     uint32_t         offset    = 0;
+
+    /* The last atomic executed, replayed to a duplicate of its request */
+    uint32_t         atomic_psn = UINT32_MAX;
+    uint64_t         atomic_orig = 0;
 };
 
 /* The device's side of a completion queue */

@@ -4,7 +4,8 @@
  * units), turns each into request packets of at most the path MTU, and
  * completes it from the responses:
  *
- *  - a packet that is not delivered (delivery.cc names why) is retried
+ *  - a packet that is not delivered (delivery.cc names why), or whose
+ *    response is not (the response obeys the same rules), is retried
  *    retry_count times, one ack timeout (4.096 us * 2^ack_timeout) apart,
  *    then the WQE completes with TRANSPORT_RETRY_EXC_ERR; ack_timeout 0
  *    never times out;
@@ -376,11 +377,18 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
     pkt.atomic_size = w.atomic_size;
     memcpy(pkt.atomic, w.atomic, sizeof(pkt.atomic));
 
+    if (!w.psn_set) {
+        /* a retransmission reuses the PSNs of the first transmission */
+        w.first_psn = q->next_send_psn;
+        w.psn_set   = true;
+    }
+
     for (uint32_t k = 0; k < npkts; ++k) {
         qp *dst = nullptr;
+        qp *back = nullptr;
         uct_ib_emu_drop_t drop;
 
-        pkt.psn         = q->next_send_psn;
+        pkt.psn         = (w.first_psn + k) & 0xffffff;
         pkt.first       = (k == 0);
         pkt.last        = (k == npkts - 1);
         pkt.offset      = k * mtu;
@@ -396,6 +404,28 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
 
         ++s.engine.packets_delivered;
         responder_receive(s, dst, pkt, &resp);
+        if (resp.kind == resp_kind::NONE) {
+            count_drop(s, q, UCT_IB_EMU_DROP_PSN);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+        }
+
+        /* the responder answers a message's last packet (coalescing the
+         * ACKs of the others) and any packet it NAKs; the answer travels
+         * back under the same rules */
+        if (pkt.last || (resp.kind != resp_kind::ACK)) {
+            ++s.engine.packets_sent;
+            drop = deliver(s, dst, &back);
+            if ((drop == UCT_IB_EMU_DROP_NONE) && (back != q)) {
+                drop = UCT_IB_EMU_DROP_NO_QP;
+            }
+            if (drop != UCT_IB_EMU_DROP_NONE) {
+                count_drop(s, dst, drop);
+                return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout),
+                                false);
+            }
+            ++s.engine.packets_delivered;
+        }
+
         if (resp.kind == resp_kind::RNR_NAK) {
             ++s.engine.rnr_naks;
             if (q->rnr_retry != 7) {
@@ -409,19 +439,20 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
             return wait_for(s, w, rnr_timer_ns(resp.rnr_timer), true);
         }
 
-        q->next_send_psn = (q->next_send_psn + 1) & 0xffffff;
         if (resp.kind != resp_kind::ACK) {
             complete_error(s, q, w, nak_syndrome(resp.kind));
             return outcome::DONE;
         }
     }
 
+    q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
     if (flags & OP_RESPONSE) {
-        /* the response packets come back at most one MTU each */
+        /* read data comes back at most one MTU a packet: the first one is
+         * counted above */
         uint64_t nresp = std::max<uint64_t>(1, (resp.data.size() + mtu - 1) /
                                                mtu);
-        s.engine.packets_sent      += nresp;
-        s.engine.packets_delivered += nresp;
+        s.engine.packets_sent      += nresp - 1;
+        s.engine.packets_delivered += nresp - 1;
         scatter_response(q, w, resp.data);
     }
 

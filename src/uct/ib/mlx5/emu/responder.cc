@@ -13,6 +13,11 @@
  * to ERR (class C of the IB specification), and the receive in progress, if
  * any, completes with the error.
  *
+ * PSNs: a request at the expected PSN executes; one behind it is a
+ * retransmission whose response was lost (acknowledged again without
+ * executing, an atomic's result replayed, a read read again); one ahead of
+ * it is discarded without a response.
+ *
  * Atomics operate on big-endian memory and return the original value big
  * endian (atomic_req_8B_endianness_mode 0, the device's only mode).
  */
@@ -22,6 +27,9 @@
 namespace uct_ib_emu {
 
 namespace {
+
+constexpr uint32_t PSN_MASK   = 0xffffff;
+constexpr uint32_t PSN_WINDOW = 0x800000; /* half the PSN space */
 
 uint64_t load_be(const uint8_t *p, unsigned size)
 {
@@ -184,12 +192,41 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
     frag_list frags;
     uint8_t syndrome;
 
+    uint32_t ahead = (req.psn - dst->next_rcv_psn) & PSN_MASK;
+    bool duplicate = ahead >= PSN_WINDOW; /* behind the expected PSN */
+
     resp->kind = resp_kind::ACK;
     resp->psn  = req.psn;
     resp->data.clear();
-    dst->next_rcv_psn = (req.psn + 1) & 0xffffff;
 
-    if (req.first && (uint64_t(req.msg_len) > (1ull << dst->log_msg_max))) {
+    if ((ahead != 0) && !duplicate) {
+        resp->kind = resp_kind::NONE; /* out of sequence: discarded */
+        return;
+    }
+
+    if (duplicate) {
+        /* a retransmission of what was executed, its response lost: SENDs
+         * and writes are acknowledged again, an atomic replays its result,
+         * a read reads again */
+        if (flags & OP_ATOMIC_OP) {
+            if (req.psn != dst->rq_x.atomic_psn) {
+                resp->kind = resp_kind::NONE;
+                return;
+            }
+            resp->data.resize(req.atomic_size);
+            store_be(resp->data.data(), req.atomic_size,
+                     dst->rq_x.atomic_orig);
+            return;
+        }
+        if (!(flags & OP_READ)) {
+            return;
+        }
+    } else {
+        dst->next_rcv_psn = (req.psn + 1) & PSN_MASK;
+    }
+
+    if (!duplicate && req.first &&
+        (uint64_t(req.msg_len) > (1ull << dst->log_msg_max))) {
         fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,
              "message above log_msg_max");
         return;
@@ -255,6 +292,8 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
         }
         uint64_t orig = load_be(frags[0].ptr, req.atomic_size);
         store_be(frags[0].ptr, req.atomic_size, atomic_result(req, orig));
+        dst->rq_x.atomic_psn  = req.psn;
+        dst->rq_x.atomic_orig = orig;
         resp->data.resize(req.atomic_size);
         store_be(resp->data.data(), req.atomic_size, orig);
     }
