@@ -76,9 +76,10 @@ struct side {
     }
 };
 
-bool fail(const char *what)
+bool fail(const char *what, const char *dev)
 {
-    fprintf(stderr, "ucx_emu_engine_bench: %s failed: %m\n", what);
+    fprintf(stderr, "ucx_emu_engine_bench: %s failed on %s:1: %m\n", what,
+            dev);
     return false;
 }
 
@@ -120,23 +121,23 @@ bool setup(side &s, const char *dev_name)
 
     if ((dev == nullptr) ||
         (uct_ib_glue_open_device(dev, 1, &s.ctx, nullptr) != UCS_OK)) {
-        return fail("open_device");
+        return fail("open_device", dev_name);
     }
     s.pd = uct_ib_glue->alloc_pd(s.ctx);
     s.cq = uct_ib_glue->create_cq(s.ctx, CQ_ENTRIES, nullptr, nullptr, 0);
     s.uar = uct_ib_glue->devx_alloc_uar(s.ctx, MLX5DV_UAR_ALLOC_TYPE_BF);
     if ((s.pd == nullptr) || (s.cq == nullptr) || (s.uar == nullptr)) {
-        return fail("pd/cq/uar");
+        return fail("pd/cq/uar", dev_name);
     }
     obj.cq.in  = s.cq;
     obj.cq.out = &s.dvcq;
     if (uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ) != 0) {
-        return fail("mlx5dv_init_obj(cq)");
+        return fail("mlx5dv_init_obj(cq)", dev_name);
     }
 
     s.len = size_t(RQ_WQES) * RQ_STRIDE + size_t(SQ_BBS) * 64 + 64;
     if (posix_memalign(&s.buf, 4096, s.len) != 0) {
-        return fail("posix_memalign");
+        return fail("posix_memalign", dev_name);
     }
     memset(s.buf, 0, s.len);
     s.umem = uct_ib_glue->devx_umem_reg(s.ctx, s.buf, s.len,
@@ -145,7 +146,7 @@ bool setup(side &s, const char *dev_name)
     s.mr = uct_ib_glue->reg_mr(s.pd, s.rbuf.data(), s.rbuf.size() * 8,
                                IBV_ACCESS_LOCAL_WRITE);
     if ((s.umem == nullptr) || (s.mr == nullptr)) {
-        return fail("umem/mr");
+        return fail("umem/mr", dev_name);
     }
 
     params.pdn           = pdn_of(s.pd);
@@ -162,14 +163,15 @@ bool setup(side &s, const char *dev_name)
     s.qp = uct_ib_glue->devx_obj_create(s.ctx, in.data(), in.size(),
                                         out.data(), out.size());
     if (s.qp == nullptr) {
-        return fail("CREATE_QP");
+        return fail("CREATE_QP", dev_name);
     }
     s.qpn = static_cast<uint32_t>(
             uct_mlx5_prm_get<uct_mlx5_prm::create_qp_out::qpn>(out.data()));
     return true;
 }
 
-bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
+bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac,
+             const char *dev_name)
 {
     const uct_ib_mlx5_rdma_access_t access = {true, true, true};
     uct_ib_mlx5_init2rtr_params_t rtr = {};
@@ -181,7 +183,7 @@ bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
     struct ibv_gid_entry gid = {};
 
     if (uct_ib_glue->query_gid_ex(peer.ctx, 1, 3, &gid, 0) != 0) {
-        return fail("query_gid_ex");
+        return fail("query_gid_ex", dev_name);
     }
 
     uct_ib_mlx5_build_rst2init(s.qpn, 1, 0, &access, &init_in);
@@ -214,7 +216,7 @@ bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
                                       out.data(), out.size()) != 0) ||
         (uct_ib_glue->devx_obj_modify(s.qp, rts_in.data(), rts_in.size(),
                                       out.data(), out.size()) != 0)) {
-        return fail("modify_qp");
+        return fail("modify_qp", dev_name);
     }
     return true;
 }
@@ -399,7 +401,7 @@ int main(int argc, char **argv)
     for (bool step : {false, true}) {
         uct_ib_emu_engine_set_step_mode(step);
         if (!setup(a, "mlx5_0") || !setup(b, "mlx5_1") ||
-            !connect(a, b, mac1) || !connect(b, a, mac0)) {
+            !connect(a, b, mac1, "mlx5_0") || !connect(b, a, mac0, "mlx5_1")) {
             rc = 1;
         } else {
             double rate = run(a, b, messages, step);

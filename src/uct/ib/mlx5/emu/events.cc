@@ -39,8 +39,8 @@ uint32_t *arm_dword(const cq *c)
 void fd_add(const comp_channel *ch, uint64_t n)
 {
     if (write(ch->ibv.fd, &n, sizeof(n)) != sizeof(n)) {
-        ucs_error("emu: write(completion channel fd %d) failed: %m",
-                  ch->ibv.fd);
+        ucs_error("emu: write(completion channel fd %d) failed on %s: %m",
+                  ch->ibv.fd, ch->ctx->dev->name.c_str());
     }
 }
 
@@ -50,8 +50,8 @@ void fd_take(const comp_channel *ch, uint64_t n)
 
     /* the count is at least n, so the read does not block */
     if (read(ch->ibv.fd, &value, sizeof(value)) != sizeof(value)) {
-        ucs_error("emu: read(completion channel fd %d) failed: %m",
-                  ch->ibv.fd);
+        ucs_error("emu: read(completion channel fd %d) failed on %s: %m",
+                  ch->ibv.fd, ch->ctx->dev->name.c_str());
         return;
     }
     if (value > n) {
@@ -65,7 +65,8 @@ void fd_take(const comp_channel *ch, uint64_t n)
 comp_channel::~comp_channel()
 {
     if ((ibv.fd >= 0) && (::close(ibv.fd) != 0)) {
-        ucs_warn("emu: close(completion channel fd %d) failed: %m", ibv.fd);
+        ucs_warn("emu: close(completion channel fd %d) failed on %s: %m",
+                 ibv.fd, ctx->dev->name.c_str());
     }
 }
 
