@@ -3,16 +3,13 @@
 #  - the INIT2RTR command is laid out only by its builder (dv/qp_cmd.*), and
 #  - the builder is called only by the connect helper (rc_mlx5_devx_connect.cc).
 # The emulated device decodes the command and prm.h defines it: not callers.
-# Nor is ucx_emu_engine_bench: it drives the emulated device as any mlx5dv
-# program would, to measure the device, not the library.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 
 sources() {
     grep -rnE "$1" src --include='*.cc' --include='*.h' |
-        grep -vE '^src/uct/ib/mlx5/(emu/|dv/prm\.h:)' |
-        grep -vE '^src/tools/perf/ucx_emu_engine_bench\.cc:'
+        grep -vE '^src/uct/ib/mlx5/(emu/|dv/prm\.h:)'
 }
 
 rc=0

@@ -1,8 +1,10 @@
 /*
  * ucx_emu_engine_bench: the rate at which the emulated device's engine
- * executes 8-byte SENDs between two DevX RC QPs in one process (mlx5_0 ->
- * mlx5_1 of the emulator's default topology), so that a benchmark of the
- * library never measures the emulator instead.
+ * executes 8-byte SENDs between two RC QPs in one process (mlx5_0 ->
+ * mlx5_1 of the emulator's default topology, RoCEv2), so that a benchmark
+ * of the library never measures the emulator instead. The QPs are verbs
+ * QPs whose rings the benchmark writes and reads itself (mlx5dv_init_obj),
+ * which the engine executes exactly as those of DevX QPs.
  *
  * The sender writes inline SEND WQEs (one basic block each, every 64th
  * signaled) and rings the doorbell record; the receiver keeps its receive
@@ -15,7 +17,6 @@
  * Emulated device only; build without --enable-debug to measure.
  */
 #include <uct/ib/glue/glue.h>
-#include <uct/ib/mlx5/dv/qp_cmd.h>
 #include <uct/ib/mlx5/dv/wqe_ext.h>
 #include <uct/ib/mlx5/emu/emu.h>
 
@@ -34,8 +35,8 @@
 
 namespace {
 
-constexpr unsigned LOG_SQ     = 10;  /* 1024 basic blocks */
-constexpr unsigned LOG_RQ     = 10;  /* 1024 receive WQEs of 16 bytes */
+constexpr unsigned LOG_SQ     = 12;  /* 4096 basic blocks */
+constexpr unsigned LOG_RQ     = 12;  /* 4096 receive WQEs of 16 bytes */
 constexpr unsigned SQ_BBS     = 1u << LOG_SQ;
 constexpr unsigned RQ_WQES    = 1u << LOG_RQ;
 constexpr unsigned RQ_STRIDE  = 16;
@@ -44,41 +45,38 @@ constexpr unsigned BATCH      = 64;  /* SENDs per doorbell, one signaled */
 constexpr unsigned MSG_SIZE   = 8;
 
 struct side {
-    struct ibv_context      *ctx  = nullptr;
-    struct ibv_pd           *pd   = nullptr;
-    struct ibv_cq           *cq   = nullptr;
-    struct mlx5dv_cq        dvcq  = {};
-    struct mlx5dv_devx_uar  *uar  = nullptr;
-    void                    *buf  = nullptr; /* RQ, SQ, doorbell record */
-    size_t                  len   = 0;
-    struct mlx5dv_devx_umem *umem = nullptr;
-    struct mlx5dv_devx_obj  *qp   = nullptr;
-    uint32_t                qpn   = 0;
-    std::vector<uint64_t>   rbuf;
-    struct ibv_mr           *mr   = nullptr;
-    uint32_t                cq_ci = 0;
-    uint16_t                sq_pi = 0;
-    uint16_t                rq_pi = 0;
+    struct ibv_context    *ctx  = nullptr;
+    struct ibv_pd         *pd   = nullptr;
+    struct ibv_cq         *cq   = nullptr;
+    struct mlx5dv_cq      dvcq  = {};
+    struct ibv_qp         *qp   = nullptr;
+    struct mlx5dv_qp      dvqp  = {};
+    std::vector<uint64_t> rbuf;
+    struct ibv_mr         *mr   = nullptr;
+    uint32_t              cq_ci = 0;
+    uint16_t              sq_pi = 0;
+    uint16_t              rq_pi = 0;
 
     uint8_t *rq()
     {
-        return static_cast<uint8_t*>(buf);
+        return static_cast<uint8_t*>(dvqp.rq.buf);
     }
 
     uint8_t *sq()
     {
-        return rq() + size_t(RQ_WQES) * RQ_STRIDE;
+        return static_cast<uint8_t*>(dvqp.sq.buf);
     }
 
     uint32_t *dbrec()
     {
-        return reinterpret_cast<uint32_t*>(sq() + size_t(SQ_BBS) * 64);
+        return reinterpret_cast<uint32_t*>(dvqp.dbrec);
     }
 };
 
-bool fail(const char *what)
+bool fail(const char *what, const char *dev)
 {
-    fprintf(stderr, "ucx_emu_engine_bench: %s failed: %m\n", what);
+    fprintf(stderr, "ucx_emu_engine_bench: %s failed on %s:1: %m\n", what,
+            dev);
     return false;
 }
 
@@ -99,131 +97,101 @@ struct ibv_device *find_device(const char *name)
     return found;
 }
 
-uint32_t pdn_of(struct ibv_pd *pd)
-{
-    struct mlx5dv_pd dvpd = {};
-    struct mlx5dv_obj obj = {};
-
-    obj.pd.in  = pd;
-    obj.pd.out = &dvpd;
-    return (uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD) == 0) ?
-           dvpd.pdn : 0;
-}
-
+/* A verbs RC QP whose rings the benchmark writes itself (mlx5dv_init_obj),
+ * as an mlx5dv user of a verbs QP does */
 bool setup(side &s, const char *dev_name)
 {
     struct ibv_device *dev = find_device(dev_name);
+    struct ibv_qp_init_attr attr = {};
     struct mlx5dv_obj obj  = {};
-    uct_ib_mlx5_create_qp_params_t params = {};
-    uct_ib_mlx5_create_qp_in_t in;
-    uct_ib_mlx5_create_qp_out_t out;
 
     if ((dev == nullptr) ||
         (uct_ib_glue_open_device(dev, 1, &s.ctx, nullptr) != UCS_OK)) {
-        return fail("open_device");
+        return fail("open_device", dev_name);
     }
     s.pd = uct_ib_glue->alloc_pd(s.ctx);
     s.cq = uct_ib_glue->create_cq(s.ctx, CQ_ENTRIES, nullptr, nullptr, 0);
-    s.uar = uct_ib_glue->devx_alloc_uar(s.ctx, MLX5DV_UAR_ALLOC_TYPE_BF);
-    if ((s.pd == nullptr) || (s.cq == nullptr) || (s.uar == nullptr)) {
-        return fail("pd/cq/uar");
-    }
-    obj.cq.in  = s.cq;
-    obj.cq.out = &s.dvcq;
-    if (uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ) != 0) {
-        return fail("mlx5dv_init_obj(cq)");
+    if ((s.pd == nullptr) || (s.cq == nullptr)) {
+        return fail("alloc_pd/create_cq", dev_name);
     }
 
-    s.len = size_t(RQ_WQES) * RQ_STRIDE + size_t(SQ_BBS) * 64 + 64;
-    if (posix_memalign(&s.buf, 4096, s.len) != 0) {
-        return fail("posix_memalign");
+    attr.send_cq             = s.cq;
+    attr.recv_cq             = s.cq;
+    attr.qp_type             = IBV_QPT_RC;
+    attr.cap.max_send_wr     = SQ_BBS;
+    attr.cap.max_recv_wr     = RQ_WQES;
+    attr.cap.max_send_sge    = 1;
+    attr.cap.max_recv_sge    = 1;
+    attr.cap.max_inline_data = MSG_SIZE;
+    s.qp = uct_ib_glue->create_qp(s.pd, &attr);
+    if (s.qp == nullptr) {
+        return fail("create_qp", dev_name);
     }
-    memset(s.buf, 0, s.len);
-    s.umem = uct_ib_glue->devx_umem_reg(s.ctx, s.buf, s.len,
-                                        IBV_ACCESS_LOCAL_WRITE);
+
+    obj.cq.in  = s.cq;
+    obj.cq.out = &s.dvcq;
+    obj.qp.in  = s.qp;
+    obj.qp.out = &s.dvqp;
+    if (uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP) != 0) {
+        return fail("mlx5dv_init_obj", dev_name);
+    }
+    if ((s.dvqp.sq.wqe_cnt != SQ_BBS) || (s.dvqp.rq.wqe_cnt != RQ_WQES) ||
+        (s.dvqp.rq.stride != RQ_STRIDE)) {
+        errno = EINVAL;
+        return fail("queue geometry", dev_name);
+    }
+
     s.rbuf.assign(RQ_WQES, 0);
     s.mr = uct_ib_glue->reg_mr(s.pd, s.rbuf.data(), s.rbuf.size() * 8,
                                IBV_ACCESS_LOCAL_WRITE);
-    if ((s.umem == nullptr) || (s.mr == nullptr)) {
-        return fail("umem/mr");
-    }
-
-    params.pdn           = pdn_of(s.pd);
-    params.cqn_snd       = s.dvcq.cqn;
-    params.cqn_rcv       = s.dvcq.cqn;
-    params.uar_page      = s.uar->page_id;
-    params.log_sq_size   = LOG_SQ;
-    params.log_rq_size   = LOG_RQ;
-    params.log_rq_stride = 0;
-    params.has_rq        = true;
-    params.umem_id       = s.umem->umem_id;
-    params.dbr_offset    = size_t(RQ_WQES) * RQ_STRIDE + size_t(SQ_BBS) * 64;
-    if (uct_ib_mlx5_build_create_qp("mlx5_0:1", &params, &in) != UCS_OK) {
-        return fail("CREATE_QP parameters");
-    }
-    s.qp = uct_ib_glue->devx_obj_create(s.ctx, in.data(), in.size(),
-                                        out.data(), out.size());
-    if (s.qp == nullptr) {
-        return fail("CREATE_QP");
-    }
-    s.qpn = static_cast<uint32_t>(
-            uct_mlx5_prm_get<uct_mlx5_prm::create_qp_out::qpn>(out.data()));
-    return true;
+    return (s.mr != nullptr) || fail("reg_mr", dev_name);
 }
 
-bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
+bool connect(side &s, const side &peer, const char *dev_name)
 {
-    const uct_ib_mlx5_rdma_access_t access = {true, true, true};
-    uct_ib_mlx5_init2rtr_params_t rtr = {};
-    uct_ib_mlx5_rtr2rts_params_t rts  = {};
-    uct_ib_mlx5_rst2init_in_t init_in;
-    uct_ib_mlx5_init2rtr_in_t rtr_in;
-    uct_ib_mlx5_rtr2rts_in_t rts_in;
-    uct_ib_mlx5_modify_qp_out_t out;
     struct ibv_gid_entry gid = {};
+    struct ibv_qp_attr attr  = {};
 
     if (uct_ib_glue->query_gid_ex(peer.ctx, 1, 3, &gid, 0) != 0) {
-        return fail("query_gid_ex");
+        return fail("query_gid_ex", dev_name);
     }
 
-    if (uct_ib_mlx5_build_rst2init("mlx5_0:1", s.qpn, 1, 0, &access,
-                                   &init_in) != UCS_OK) {
-        return fail("RST2INIT parameters");
-    }
-    rtr.qpn                 = s.qpn;
-    rtr.remote_qpn          = peer.qpn;
-    rtr.port_num            = 1;
-    rtr.mtu                 = UCT_MLX5_MTU_1024;
-    rtr.log_msg_max         = 30;
-    rtr.log_rra_max         = 2;
-    rtr.min_rnr_nak         = 1;
-    rtr.access              = access;
-    rtr.path.eth            = true;
-    rtr.path.roce_v2        = true;
-    rtr.path.udp_sport      = 0xc000;
-    rtr.path.src_addr_index = 3;
-    rtr.path.hop_limit      = 64;
-    memcpy(rtr.path.rmac, peer_mac.data(), 6);
-    memcpy(rtr.path.rgid, gid.gid.raw, 16);
-    if (uct_ib_mlx5_build_init2rtr("mlx5_0:1", &rtr, &rtr_in) != UCS_OK) {
-        return fail("INIT2RTR parameters");
-    }
-    rts.qpn         = s.qpn;
-    rts.retry_count = 7;
-    rts.rnr_retry   = 7;
-    rts.ack_timeout = 14;
-    rts.log_sra_max = 2;
-    if (uct_ib_mlx5_build_rtr2rts("mlx5_0:1", &rts, &rts_in) != UCS_OK) {
-        return fail("RTR2RTS parameters");
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.port_num        = 1;
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    if (uct_ib_glue->modify_qp(s.qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                               IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
+        return fail("modify_qp(INIT)", dev_name);
     }
 
-    if ((uct_ib_glue->devx_obj_modify(s.qp, init_in.data(), init_in.size(),
-                                      out.data(), out.size()) != 0) ||
-        (uct_ib_glue->devx_obj_modify(s.qp, rtr_in.data(), rtr_in.size(),
-                                      out.data(), out.size()) != 0) ||
-        (uct_ib_glue->devx_obj_modify(s.qp, rts_in.data(), rts_in.size(),
-                                      out.data(), out.size()) != 0)) {
-        return fail("modify_qp");
+    attr                        = {};
+    attr.qp_state               = IBV_QPS_RTR;
+    attr.path_mtu               = IBV_MTU_1024;
+    attr.dest_qp_num            = peer.qp->qp_num;
+    attr.max_dest_rd_atomic     = 4;
+    attr.min_rnr_timer          = 1;
+    attr.ah_attr.is_global      = 1;
+    attr.ah_attr.port_num       = 1;
+    attr.ah_attr.grh.dgid       = gid.gid;
+    attr.ah_attr.grh.sgid_index = 3;
+    attr.ah_attr.grh.hop_limit  = 64;
+    if (uct_ib_glue->modify_qp(s.qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+                               IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                               IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                               IBV_QP_MIN_RNR_TIMER) != 0) {
+        return fail("modify_qp(RTR)", dev_name);
+    }
+
+    attr               = {};
+    attr.qp_state      = IBV_QPS_RTS;
+    attr.timeout       = 14;
+    attr.retry_cnt     = 7;
+    attr.rnr_retry     = 7;
+    attr.max_rd_atomic = 4;
+    if (uct_ib_glue->modify_qp(s.qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN |
+                               IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT |
+                               IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT) != 0) {
+        return fail("modify_qp(RTS)", dev_name);
     }
     return true;
 }
@@ -231,16 +199,10 @@ bool connect(side &s, const side &peer, const uct_ib_emu_mac_t &peer_mac)
 void teardown(side &s)
 {
     if (s.qp != nullptr) {
-        uct_ib_glue->devx_obj_destroy(s.qp);
+        uct_ib_glue->destroy_qp(s.qp);
     }
     if (s.mr != nullptr) {
         uct_ib_glue->dereg_mr(s.mr);
-    }
-    if (s.umem != nullptr) {
-        uct_ib_glue->devx_umem_dereg(s.umem);
-    }
-    if (s.uar != nullptr) {
-        uct_ib_glue->devx_free_uar(s.uar);
     }
     if (s.cq != nullptr) {
         uct_ib_glue->destroy_cq(s.cq);
@@ -251,7 +213,6 @@ void teardown(side &s)
     if (s.ctx != nullptr) {
         uct_ib_glue_close_device(s.ctx);
     }
-    free(s.buf);
     s = side();
 }
 
@@ -287,7 +248,7 @@ void post_batch(side &s, uint64_t seq)
 
         ctrl.opmod_idx_opcode = htobe32((uint32_t(s.sq_pi) << 8) |
                                         MLX5_OPCODE_SEND);
-        ctrl.qpn_ds           = htobe32((s.qpn << 8) | 2);
+        ctrl.qpn_ds           = htobe32((s.qp->qp_num << 8) | 2);
         ctrl.fm_ce_se         = (i == BATCH - 1) ? MLX5_WQE_CTRL_CQ_UPDATE : 0;
         memcpy(wqe, &ctrl, sizeof(ctrl));
         memcpy(wqe + 16, &hdr, 4);
@@ -334,6 +295,7 @@ double run(side &a, side &b, uint64_t messages, bool step)
     uint64_t sent = 0, received = 0, acked_batches = 0;
     unsigned errors = 0;
     clock::time_point t0 = clock::now(), last_progress = t0;
+    unsigned idle = 0;
 
     refill(b, 0);
     while (received < messages) {
@@ -355,6 +317,10 @@ double run(side &a, side &b, uint64_t messages, bool step)
             return -1;
         }
         if (got > 0) {
+            idle = 0;
+        } else if ((++idle % 4096) != 0) {
+            continue;
+        } else if (idle == 4096) {
             last_progress = clock::now();
         } else if (clock::now() - last_progress > std::chrono::seconds(10)) {
             fprintf(stderr, "ucx_emu_engine_bench: no progress for 10 s "
@@ -373,8 +339,6 @@ double run(side &a, side &b, uint64_t messages, bool step)
 
 int main(int argc, char **argv)
 {
-    const uct_ib_emu_mac_t mac0 = {0x02, 0xc9, 0x00, 0x00, 0x00, 0x01};
-    const uct_ib_emu_mac_t mac1 = {0x02, 0xc9, 0x00, 0x00, 0x00, 0x02};
     uint64_t messages = 2000000;
     side a, b;
     int c, rc = 0;
@@ -403,7 +367,7 @@ int main(int argc, char **argv)
     for (bool step : {false, true}) {
         uct_ib_emu_engine_set_step_mode(step);
         if (!setup(a, "mlx5_0") || !setup(b, "mlx5_1") ||
-            !connect(a, b, mac1) || !connect(b, a, mac0)) {
+            !connect(a, b, "mlx5_0") || !connect(b, a, "mlx5_1")) {
             rc = 1;
         } else {
             double rate = run(a, b, messages, step);

@@ -117,6 +117,34 @@ static int uct_ib_rdma_core_poll_cq(struct ibv_cq *cq, int num_entries,
     return ibv_poll_cq(cq, num_entries, wc);
 }
 
+static int uct_ib_rdma_core_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+    return ibv_req_notify_cq(cq, solicited_only);
+}
+
+static struct ibv_comp_channel *
+uct_ib_rdma_core_create_comp_channel(struct ibv_context *context)
+{
+    return ibv_create_comp_channel(context);
+}
+
+static int uct_ib_rdma_core_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+    return ibv_destroy_comp_channel(channel);
+}
+
+static int uct_ib_rdma_core_get_cq_event(struct ibv_comp_channel *channel,
+                                         struct ibv_cq **cq, void **cq_context)
+{
+    return ibv_get_cq_event(channel, cq, cq_context);
+}
+
+static void uct_ib_rdma_core_ack_cq_events(struct ibv_cq *cq,
+                                           unsigned int nevents)
+{
+    ibv_ack_cq_events(cq, nevents);
+}
+
 static struct ibv_ah *uct_ib_rdma_core_create_ah(struct ibv_pd *pd,
                                                  struct ibv_ah_attr *attr)
 {
@@ -344,6 +372,11 @@ const uct_ib_glue_ops_t uct_ib_glue_rdma_core_ops = {
     .create_cq           = uct_ib_rdma_core_create_cq,
     .destroy_cq          = uct_ib_rdma_core_destroy_cq,
     .poll_cq             = uct_ib_rdma_core_poll_cq,
+    .req_notify_cq       = uct_ib_rdma_core_req_notify_cq,
+    .create_comp_channel = uct_ib_rdma_core_create_comp_channel,
+    .destroy_comp_channel = uct_ib_rdma_core_destroy_comp_channel,
+    .get_cq_event        = uct_ib_rdma_core_get_cq_event,
+    .ack_cq_events       = uct_ib_rdma_core_ack_cq_events,
     .create_ah           = uct_ib_rdma_core_create_ah,
     .destroy_ah          = uct_ib_rdma_core_destroy_ah,
     .create_qp           = uct_ib_rdma_core_create_qp,

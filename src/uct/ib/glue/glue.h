@@ -32,7 +32,7 @@
 
 BEGIN_C_DECLS
 
-#define UCT_IB_GLUE_VERSION       2
+#define UCT_IB_GLUE_VERSION       3
 
 /* Environment variable selecting the table, and its accepted values */
 #define UCT_IB_GLUE_ENV           "UCX_IB_GLUE"
@@ -97,6 +97,18 @@ typedef enum {
       (struct ibv_cq *cq)) \
     _(poll_cq,             COUNT, int, \
       (struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)) \
+    _(req_notify_cq,       ERRNO, int, \
+      (struct ibv_cq *cq, int solicited_only)) \
+    /* completion channels */ \
+    _(create_comp_channel, PTR,   struct ibv_comp_channel *, \
+      (struct ibv_context *context)) \
+    _(destroy_comp_channel, ERRNO, int, \
+      (struct ibv_comp_channel *channel)) \
+    _(get_cq_event,        M1,    int, \
+      (struct ibv_comp_channel *channel, struct ibv_cq **cq, \
+       void **cq_context)) \
+    _(ack_cq_events,       VOID,  void, \
+      (struct ibv_cq *cq, unsigned int nevents)) \
     _(create_ah,           PTR,   struct ibv_ah *, \
       (struct ibv_pd *pd, struct ibv_ah_attr *attr)) \
     _(destroy_ah,          ERRNO, int, \

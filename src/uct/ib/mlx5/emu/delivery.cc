@@ -189,6 +189,8 @@ const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
         return "memory registration on a QP not connected to itself";
     case UCT_IB_EMU_DROP_MTU:
         return "packet larger than the responder's path MTU";
+    case UCT_IB_EMU_DROP_PSN:
+        return "request out of sequence";
     default:
         return "unknown";
     }

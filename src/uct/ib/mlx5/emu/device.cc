@@ -98,6 +98,7 @@ void context_destroy_locked(emu_state &s, context *ctx)
     reclaim<mr>(s, ctx, mr_destroy_locked);
     reclaim<srq>(s, ctx, srq_destroy_locked);
     reclaim<cq>(s, ctx, cq_destroy_locked);
+    reclaim<comp_channel>(s, ctx, comp_channel_destroy_locked);
     reclaim<uar>(s, ctx, uar_destroy_locked);
     reclaim<umem>(s, ctx, umem_destroy_locked);
     reclaim<pd>(s, ctx, pd_destroy_locked);

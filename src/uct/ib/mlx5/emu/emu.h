@@ -41,9 +41,19 @@
  * posted behind it waits) until the QP is moved to ERR, which flushes them.
  * Force loopback is not modelled for verbs QPs: verbs cannot request it.
  *
- * Not modelled yet: the rest of the data path (post_send/post_recv/
- * post_srq_recv return EOPNOTSUPP, poll_cq finds only the completions of the
- * send path above), completion channels and DevX objects other than QPs.
+ * The data path of RC QPs runs on the engine (engine.h): it follows the
+ * doorbell records of DevX and verbs QPs and SRQs, executes the WQEs of
+ * the rings (NOP, SEND, SEND_IMM, RDMA_WRITE, RDMA_WRITE_IMM, RDMA_READ,
+ * ATOMIC_CS, ATOMIC_FA and the masked atomics; any other opcode completes
+ * with a local QP operation error) under the delivery rules above, with RC
+ * retries on the emulator's clock, memory keys checked, and writes CQEs;
+ * post_send / post_recv / post_srq_recv / poll_cq and completion channels
+ * reach the same rings. The UMR work requests above still run at
+ * wr_complete time, outside the engine. Requests and their responses
+ * (ACKs, NAKs, read data) both obey the delivery rules.
+ *
+ * Not modelled: DevX objects other than QPs, UD/DC transports, alternate
+ * paths, compressed CQEs.
  */
 #ifndef UCT_IB_MLX5_EMU_H_
 #define UCT_IB_MLX5_EMU_H_
@@ -210,6 +220,8 @@ enum uct_ib_emu_drop_t {
                                      QP that is not connected to itself */
     UCT_IB_EMU_DROP_MTU,          /* a packet larger than the responder's
                                      path MTU */
+    UCT_IB_EMU_DROP_PSN,          /* a request ahead of the responder's
+                                     expected PSN (discarded there) */
     UCT_IB_EMU_DROP_LAST
 };
 

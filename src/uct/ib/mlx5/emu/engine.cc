@@ -2,8 +2,9 @@
  * The engine's drive: one pass visits every QP of every device (requester,
  * then the flush of a QP in ERR). It runs
  *  - on a thread, started when a device context is opened and joined when
- *    the last one is closed (or the mode changes); idle, it backs off
- *    exponentially up to IDLE_SLEEP_MAX, so it costs nothing without work;
+ *    the last one is closed (or the mode changes); idle, it polls for a
+ *    short while, then sleeps with exponential backoff up to IDLE_SLEEP_MAX,
+ *    so it costs next to nothing without work;
  *  - or, in step mode, only when a test calls uct_ib_emu_engine_step/run.
  *
  * The clock: nanoseconds of emulated time. On the thread it follows the
@@ -29,8 +30,21 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 constexpr unsigned RUN_MAX_PASSES = 1u << 20;
-constexpr auto     IDLE_SLEEP_MAX = std::chrono::microseconds(200);
-constexpr unsigned IDLE_SPINS     = 64; /* passes without work before sleeping */
+constexpr auto     IDLE_SLEEP_MAX = std::chrono::microseconds(1000);
+/* Passes without work before sleeping: a few hundred microseconds of
+ * polling, so a user that posts right after a completion is served without
+ * a sleep's latency (yielding instead would give the core away for a time
+ * slice on a loaded machine) */
+constexpr unsigned IDLE_SPINS     = 2048;
+
+inline void cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
 
 struct engine_config {
     double clock_scale;
@@ -60,6 +74,11 @@ public:
     }
 
     /* m_life held */
+    bool running() const
+    {
+        return m_thread.joinable();
+    }
+
     void start_locked()
     {
         if (m_thread.joinable()) {
@@ -98,7 +117,7 @@ private:
                 idle  = 0;
                 sleep = std::chrono::microseconds(1);
             } else if (++idle < IDLE_SPINS) {
-                std::this_thread::yield();
+                cpu_relax();
             } else {
                 std::this_thread::sleep_for(sleep);
                 sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);
@@ -149,27 +168,32 @@ UCS_CONFIG_REGISTER_TABLE(engine_config_table, "emulated device engine", "",
 
 uint64_t engine_now(emu_state &s)
 {
+    /* read the real clock at most once a pass, and only when a timer is
+     * armed or checked */
+    if (!s.clock.step_mode && !s.clock.fresh) {
+        clock_follow(s);
+        s.clock.fresh = true;
+    }
     return s.clock.now;
 }
 
 bool engine_pass_locked(emu_state &s)
 {
     bool did = false;
-    uint64_t now;
 
-    if (!s.clock.step_mode) {
-        clock_follow(s);
-    }
-    now = s.clock.now;
-
+    s.clock.fresh = false;
     for (const auto &dev : s.devices) {
         for (const auto &entry : dev->qps) {
             qp *q = entry.second;
 
-            did |= requester_progress(s, q, now);
+            did |= requester_progress(s, q);
             if (q->state == UCT_MLX5_QP_STATE_ERR) {
                 did |= recv_flush(s, q);
             }
+        }
+        for (const auto &entry : dev->cqs) {
+            /* an arm written after the CQEs it covers */
+            cq_event_check(s, entry.second, false);
         }
     }
 
@@ -185,7 +209,7 @@ void engine_context_opened()
     {
         guard g(s.lock);
         step_mode = s.clock.step_mode;
-        if (!step_mode) {
+        if (!step_mode && !ctl().running()) {
             s.clock.last_real = steady::now();
         }
     }

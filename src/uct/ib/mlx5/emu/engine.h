@@ -102,6 +102,7 @@ struct request_pkt {
 };
 
 enum class resp_kind {
+    NONE,           /* discarded (out of sequence): no response at all */
     ACK,
     RNR_NAK,
     NAK_INVALID,    /* invalid request: length, opcode, ... */
@@ -125,6 +126,52 @@ struct mem_frag {
     uint32_t len;
 };
 
+/* The fragments of one translation: nearly always one, so a few live in
+ * place and the fast path allocates nothing */
+class frag_list {
+public:
+    void push_back(const mem_frag &f)
+    {
+        if (m_count < INLINE) {
+            m_inline[m_count] = f;
+        } else {
+            m_more.push_back(f);
+        }
+        ++m_count;
+    }
+
+    void clear()
+    {
+        m_count = 0;
+        m_more.clear();
+    }
+
+    size_t size() const
+    {
+        return m_count;
+    }
+
+    const mem_frag &operator[](size_t i) const
+    {
+        return (i < INLINE) ? m_inline[i] : m_more[i - INLINE];
+    }
+
+    template <typename F>
+    void for_each(F f) const
+    {
+        for (size_t i = 0; i < m_count; ++i) {
+            f((*this)[i]);
+        }
+    }
+
+private:
+    static constexpr size_t INLINE = 4;
+
+    mem_frag              m_inline[INLINE];
+    std::vector<mem_frag> m_more;
+    size_t                m_count = 0;
+};
+
 enum class key_check {
     OK,
     NO_KEY,    /* no MR or mkey with this key, or unbound */
@@ -137,7 +184,7 @@ enum class key_check {
  * access flags; 0 = local read), into host memory fragments */
 key_check mem_translate(const device *dev, const pd *p, uint32_t key,
                         uint64_t addr, uint64_t len, int access,
-                        std::vector<mem_frag> *frags);
+                        frag_list *frags);
 
 
 /* ------------------------------------------------------------------------
@@ -153,6 +200,7 @@ struct cqe_desc {
     uint32_t srqn;
     uint8_t  syndrome;      /* error CQEs */
     uint8_t  vendor_syndrome;
+    bool     solicited;     /* a receive of a solicited message */
 };
 
 /* Write a CQE; false on an overrun (nothing written, CQ in error) */
@@ -191,8 +239,8 @@ bool recv_flush(emu_state &s, qp *q);
  * The halves
  */
 
-/* Requester: one pass over q's send queue at time now; true if it did work */
-bool requester_progress(emu_state &s, qp *q, uint64_t now);
+/* Requester: one pass over q's send queue; true if it did work */
+bool requester_progress(emu_state &s, qp *q);
 
 /* The earliest timer of q's send queue, or UINT64_MAX */
 uint64_t requester_next_timer(const qp *q);
@@ -202,7 +250,7 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp);
 
 
-/* The emulator's clock, in nanoseconds */
+/* The emulator's clock, in nanoseconds (read lazily, once a pass) */
 uint64_t engine_now(emu_state &s);
 
 /* Work the engine does once per pass over the devices (s.lock held) */

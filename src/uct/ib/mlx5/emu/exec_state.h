@@ -7,6 +7,7 @@
 #ifndef UCT_IB_MLX5_EMU_EXEC_STATE_H_
 #define UCT_IB_MLX5_EMU_EXEC_STATE_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -45,11 +46,81 @@ struct send_wqe {
     uint8_t              bad_syndrome = 0; /* decoding failed: its syndrome */
 
     /* Reliability */
+    bool                 psn_set    = false; /* sent once: its PSNs */
+    uint32_t             first_psn  = 0;
     bool                 waiting    = false; /* on a timer until deadline */
     bool                 rnr_wait   = false; /* the timer is the RNR timer */
     uint64_t             deadline   = 0;
     unsigned             retries_left = 0;
     unsigned             rnr_left   = 0;
+
+    /* Back to a fresh entry, keeping the buffers' capacity */
+    void reset()
+    {
+        std::vector<sge> s             = std::move(sges);
+        std::vector<uint8_t> d         = std::move(inline_data);
+
+        *this = send_wqe();
+        s.clear();
+        d.clear();
+        sges        = std::move(s);
+        inline_data = std::move(d);
+    }
+};
+
+/* The WQEs a requester took, oldest first; entries are reused, so taking a
+ * WQE allocates nothing once the ring has warmed up */
+class wqe_fifo {
+public:
+    bool empty() const
+    {
+        return m_count == 0;
+    }
+
+    send_wqe &front()
+    {
+        return m_slots[m_head];
+    }
+
+    const send_wqe &front() const
+    {
+        return m_slots[m_head];
+    }
+
+    void pop_front()
+    {
+        m_head = (m_head + 1) % m_slots.size();
+        --m_count;
+    }
+
+    /* A fresh entry at the back */
+    send_wqe &push_back()
+    {
+        if (m_count == m_slots.size()) {
+            grow();
+        }
+
+        send_wqe &w = m_slots[(m_head + m_count) % m_slots.size()];
+        w.reset();
+        ++m_count;
+        return w;
+    }
+
+private:
+    void grow()
+    {
+        std::vector<send_wqe> bigger(std::max<size_t>(16, 2 * m_slots.size()));
+
+        for (size_t i = 0; i < m_count; ++i) {
+            bigger[i] = std::move(m_slots[(m_head + i) % m_slots.size()]);
+        }
+        m_slots.swap(bigger);
+        m_head = 0;
+    }
+
+    std::vector<send_wqe> m_slots;
+    size_t                m_head  = 0;
+    size_t                m_count = 0;
 };
 
 struct device;
@@ -64,7 +135,7 @@ struct route_hint {
 /* The requester's side of a send queue */
 struct sq_exec {
     uint16_t             fetch = 0; /* next basic block to take */
-    std::deque<send_wqe> wqes;      /* taken, not completed, in order */
+    wqe_fifo             wqes;      /* taken, not completed, in order */
     std::vector<uint8_t> payload;   /* the message being sent, gathered */
 };
 
@@ -75,6 +146,10 @@ struct rq_exec {
     uint16_t         wqe_index = 0;
     std::vector<sge> sges;
     uint32_t         offset    = 0;
+
+    /* The last atomic executed, replayed to a duplicate of its request */
+    uint32_t         atomic_psn = UINT32_MAX;
+    uint64_t         atomic_orig = 0;
 };
 
 /* The device's side of a completion queue */
@@ -118,6 +193,7 @@ struct engine_clock {
     uint64_t                              now       = 0;    /* ns */
     double                                scale     = 1.0;
     bool                                  step_mode = false;
+    bool                                  fresh     = false; /* this pass */
     std::chrono::steady_clock::time_point last_real;
 };
 

@@ -33,7 +33,7 @@ const mkey *find_indirect(const device *dev, uint32_t key)
 }
 
 key_check mr_translate(const mr *m, const pd *p, uint64_t addr, uint64_t len,
-                       int access, std::vector<mem_frag> *frags)
+                       int access, frag_list *frags)
 {
     uint64_t start = reinterpret_cast<uintptr_t>(m->ibv.addr);
     uint64_t end   = start + m->ibv.length;
@@ -59,7 +59,7 @@ key_check mr_translate(const mr *m, const pd *p, uint64_t addr, uint64_t len,
 
 key_check mem_translate(const device *dev, const pd *p, uint32_t key,
                         uint64_t addr, uint64_t len, int access,
-                        std::vector<mem_frag> *frags)
+                        frag_list *frags)
 {
     const mr *m = find_mr(dev, key);
     const mkey *ind;

@@ -172,7 +172,8 @@ enum class kind {
     UMEM,
     UAR,
     MKEY,       /* indirect mkey (mlx5dv_mkey) */
-    QP_DV_EX    /* the mlx5dv_qp_ex view of an extended verbs QP */
+    QP_DV_EX,   /* the mlx5dv_qp_ex view of an extended verbs QP */
+    COMP_CHANNEL
 };
 
 struct context;
@@ -266,6 +267,19 @@ struct mr : object {
     using object::object;
 };
 
+/* A completion channel: its fd (an eventfd counting undelivered events) is
+ * readable while an armed CQ of the channel has an event to deliver */
+struct comp_channel : object {
+    static constexpr kind KIND = kind::COMP_CHANNEL;
+
+    struct ibv_comp_channel ibv = {};
+    std::deque<struct cq*>  events; /* oldest first */
+    unsigned                refs = 0; /* CQs using it */
+
+    using object::object;
+    ~comp_channel() override;
+};
+
 /* A completion of a verbs work request, as ibv_poll_cq returns it */
 struct verbs_cqe {
     struct ibv_wc wc;
@@ -288,6 +302,14 @@ struct cq : object {
     uint64_t              overruns = 0; /* completions lost to a full CQ */
 
     cq_exec               exec; /* the engine's side of the ring */
+
+    /* Completion events: the channel, the arm the device last fired on
+     * (the CQ doorbell record's arm dword), events delivered and acked */
+    comp_channel          *channel      = nullptr;
+    uint32_t              arm_fired     = 0;
+    uint32_t              arm_sn        = 0; /* the provider's */
+    uint64_t              events_got    = 0;
+    uint64_t              events_acked  = 0;
 
     using object::object;
 };
@@ -650,6 +672,7 @@ void ah_destroy_locked(emu_state &s, ah *a);
 void mr_destroy_locked(emu_state &s, mr *m);
 void srq_destroy_locked(emu_state &s, srq *q);
 void cq_destroy_locked(emu_state &s, cq *c);
+void comp_channel_destroy_locked(emu_state &s, comp_channel *ch);
 void uar_destroy_locked(emu_state &s, uar *u);
 void mkey_destroy_locked(emu_state &s, mkey *m);
 void umem_destroy_locked(emu_state &s, umem *u);
@@ -704,6 +727,15 @@ bool take_wr_fault(emu_state &s, wr_fault *f);
 
 /* Disarm every fault (s.lock held) */
 void clear_faults_locked(emu_state &s);
+
+/* Completion events (events.cc): a new CQ's arm record (nothing armed),
+ * and whether an armed CQ has an event to deliver now (after a CQE, or at
+ * any pass); the CQE was solicited or an error */
+void cq_events_init(cq *c);
+void cq_event_check(emu_state &s, cq *c, bool solicited);
+
+/* A CQ about to be destroyed leaves its channel, with its queued events */
+void cq_events_release(cq *c);
 
 /* The engine (engine.cc): its thread starts for an opened context and stops
  * after the last one is closed (both called without s.lock); its counters

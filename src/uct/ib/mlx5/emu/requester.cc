@@ -4,7 +4,8 @@
  * units), turns each into request packets of at most the path MTU, and
  * completes it from the responses:
  *
- *  - a packet that is not delivered (delivery.cc names why) is retried
+ *  - a packet that is not delivered (delivery.cc names why), or whose
+ *    response is not (the response obeys the same rules), is retried
  *    retry_count times, one ack timeout (4.096 us * 2^ack_timeout) apart,
  *    then the WQE completes with TRANSPORT_RETRY_EXC_ERR; ack_timeout 0
  *    never times out;
@@ -217,8 +218,7 @@ void decode(const qp *q, const ring &r, uint16_t index, send_wqe *w)
 
     if ((ds == 0) || (w->nbb > r.cnt) || ((qpn_ds >> 8) != q->qpn) ||
         (((opmod_idx_opcode >> 8) & 0xffff) != index) ||
-        (w->info == nullptr) || (w->info->flags & OP_LOCAL &&
-                                 w->opcode != MLX5_OPCODE_NOP)) {
+        (w->info == nullptr)) {
         w->bad_syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
         return;
     }
@@ -275,7 +275,7 @@ uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
     const device *dev = q->ctx->dev;
     int access        = (w.info->flags & OP_RESPONSE) ?
                         IBV_ACCESS_LOCAL_WRITE : 0;
-    std::vector<mem_frag> frags;
+    frag_list frags;
 
     out->clear();
     for (const sge &e : w.sges) {
@@ -285,9 +285,9 @@ uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
             return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
         }
         if (!(w.info->flags & OP_RESPONSE)) {
-            for (const mem_frag &f : frags) {
+            frags.for_each([out](const mem_frag &f) {
                 out->insert(out->end(), f.ptr, f.ptr + f.len);
-            }
+            });
         }
     }
     return 0;
@@ -302,7 +302,7 @@ void scatter_response(const qp *q, const send_wqe &w,
     size_t left        = data.size();
 
     for (const sge &e : w.sges) {
-        std::vector<mem_frag> frags;
+        frag_list frags;
         uint32_t take = static_cast<uint32_t>(std::min<size_t>(e.length, left));
 
         /* checked before the request was sent, under the same lock */
@@ -310,10 +310,10 @@ void scatter_response(const qp *q, const send_wqe &w,
                           IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
             return;
         }
-        for (const mem_frag &f : frags) {
+        frags.for_each([&src](const mem_frag &f) {
             memcpy(f.ptr, src, f.len);
             src += f.len;
-        }
+        });
         left -= take;
     }
 }
@@ -336,16 +336,16 @@ enum class outcome {
     WAIT         /* still waiting, nothing changed */
 };
 
-outcome wait_for(send_wqe &w, uint64_t now, uint64_t delay, bool rnr)
+outcome wait_for(emu_state &s, send_wqe &w, uint64_t delay, bool rnr)
 {
     w.waiting  = true;
     w.rnr_wait = rnr;
-    w.deadline = (delay == NEVER) ? NEVER : (now + delay);
+    w.deadline = (delay == NEVER) ? NEVER : (engine_now(s) + delay);
     return outcome::WAIT_NEW;
 }
 
 /* Send the message of w as packets; the outcome of its responses */
-outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
+outcome transmit(emu_state &s, qp *q, send_wqe &w)
 {
     const std::vector<uint8_t> &data = w.sges.empty() ? w.inline_data :
                                        q->sq_x.payload;
@@ -382,11 +382,18 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
     pkt.atomic_size = w.atomic_size;
     memcpy(pkt.atomic, w.atomic, sizeof(pkt.atomic));
 
+    if (!w.psn_set) {
+        /* a retransmission reuses the PSNs of the first transmission */
+        w.first_psn = q->next_send_psn;
+        w.psn_set   = true;
+    }
+
     for (uint32_t k = 0; k < npkts; ++k) {
         qp *dst = nullptr;
+        qp *back = nullptr;
         uct_ib_emu_drop_t drop;
 
-        pkt.psn         = q->next_send_psn;
+        pkt.psn         = (w.first_psn + k) & 0xffffff;
         pkt.first       = (k == 0);
         pkt.last        = (k == npkts - 1);
         pkt.offset      = k * mtu;
@@ -397,12 +404,33 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
         drop = deliver_packet(s, q, pkt.payload_len, &dst);
         if (drop != UCT_IB_EMU_DROP_NONE) {
             count_drop(s, q, drop);
-            return wait_for(w, now, ack_timeout_ns(q->path.ack_timeout),
-                            false);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
         }
 
         ++s.engine.packets_delivered;
         responder_receive(s, dst, pkt, &resp);
+        if (resp.kind == resp_kind::NONE) {
+            count_drop(s, q, UCT_IB_EMU_DROP_PSN);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+        }
+
+        /* the responder answers a message's last packet (coalescing the
+         * ACKs of the others) and any packet it NAKs; the answer travels
+         * back under the same rules */
+        if (pkt.last || (resp.kind != resp_kind::ACK)) {
+            ++s.engine.packets_sent;
+            drop = deliver(s, dst, &back);
+            if ((drop == UCT_IB_EMU_DROP_NONE) && (back != q)) {
+                drop = UCT_IB_EMU_DROP_NO_QP;
+            }
+            if (drop != UCT_IB_EMU_DROP_NONE) {
+                count_drop(s, dst, drop);
+                return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout),
+                                false);
+            }
+            ++s.engine.packets_delivered;
+        }
+
         if (resp.kind == resp_kind::RNR_NAK) {
             ++s.engine.rnr_naks;
             if (q->rnr_retry != 7) {
@@ -413,22 +441,23 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
                 }
                 --w.rnr_left;
             }
-            return wait_for(w, now, rnr_timer_ns(resp.rnr_timer), true);
+            return wait_for(s, w, rnr_timer_ns(resp.rnr_timer), true);
         }
 
-        q->next_send_psn = (q->next_send_psn + 1) & 0xffffff;
         if (resp.kind != resp_kind::ACK) {
             complete_error(s, q, w, nak_syndrome(resp.kind));
             return outcome::DONE;
         }
     }
 
+    q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
     if (flags & OP_RESPONSE) {
-        /* the response packets come back at most one MTU each */
+        /* read data comes back at most one MTU a packet: the first one is
+         * counted above */
         uint64_t nresp = std::max<uint64_t>(1, (resp.data.size() + mtu - 1) /
                                                mtu);
-        s.engine.packets_sent      += nresp;
-        s.engine.packets_delivered += nresp;
+        s.engine.packets_sent      += nresp - 1;
+        s.engine.packets_delivered += nresp - 1;
         scatter_response(q, w, resp.data);
     }
 
@@ -436,7 +465,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w, uint64_t now)
     return outcome::DONE;
 }
 
-outcome process(emu_state &s, qp *q, send_wqe &w, uint64_t now)
+outcome process(emu_state &s, qp *q, send_wqe &w)
 {
     if (w.bad_syndrome != 0) {
         complete_error(s, q, w, w.bad_syndrome);
@@ -449,7 +478,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w, uint64_t now)
     }
 
     if (w.waiting) {
-        if (now < w.deadline) {
+        if ((w.deadline == NEVER) || (engine_now(s) < w.deadline)) {
             return outcome::WAIT;
         }
         if (!w.rnr_wait) {
@@ -470,7 +499,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w, uint64_t now)
         return outcome::DONE;
     }
 
-    return transmit(s, q, w, now);
+    return transmit(s, q, w);
 }
 
 uint16_t sq_producer(const qp *q)
@@ -505,7 +534,7 @@ bool flush(emu_state &s, qp *q, const ring &r)
 } // namespace
 
 
-bool requester_progress(emu_state &s, qp *q, uint64_t now)
+bool requester_progress(emu_state &s, qp *q)
 {
     ring r = sq_ring(q);
     bool did = false;
@@ -527,8 +556,7 @@ bool requester_progress(emu_state &s, qp *q, uint64_t now)
     producer = sq_producer(q);
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
          ++taken) {
-        q->sq_x.wqes.emplace_back();
-        send_wqe &w = q->sq_x.wqes.back();
+        send_wqe &w = q->sq_x.wqes.push_back();
 
         decode(q, r, q->sq_x.fetch, &w);
         q->sq_x.fetch += w.nbb;
@@ -536,7 +564,7 @@ bool requester_progress(emu_state &s, qp *q, uint64_t now)
     }
 
     while (!q->sq_x.wqes.empty()) {
-        outcome o = process(s, q, q->sq_x.wqes.front(), now);
+        outcome o = process(s, q, q->sq_x.wqes.front());
 
         if (o == outcome::WAIT) {
             break;

@@ -13,6 +13,11 @@
  * to ERR (class C of the IB specification), and the receive in progress, if
  * any, completes with the error.
  *
+ * PSNs: a request at the expected PSN executes; one behind it is a
+ * retransmission whose response was lost (acknowledged again without
+ * executing, an atomic's result replayed, a read read again); one ahead of
+ * it is discarded without a response.
+ *
  * Atomics operate on memory in host order (atomic_req_8B_endianness_mode 1,
  * host endianness, which the kernel sets where the device supports it, and
  * with which verbs reports IBV_ATOMIC_HCA); the original value goes back
@@ -25,6 +30,9 @@
 namespace uct_ib_emu {
 
 namespace {
+
+constexpr uint32_t PSN_MASK   = 0xffffff;
+constexpr uint32_t PSN_WINDOW = 0x800000; /* half the PSN space */
 
 void store_be(uint8_t *p, unsigned size, uint64_t v)
 {
@@ -54,6 +62,19 @@ void store_host(uint8_t *p, unsigned size, uint64_t v)
         memcpy(p, &v32, sizeof(v32));
     } else {
         memcpy(p, &v, sizeof(v));
+    }
+}
+
+/* The original value an atomic answers with: host order, big endian for
+ * the masked atomics */
+void atomic_response(const request_pkt &req, unsigned flags, uint64_t orig,
+                     response_pkt *resp)
+{
+    resp->data.resize(req.atomic_size);
+    if (flags & OP_MASKED) {
+        store_be(resp->data.data(), req.atomic_size, orig);
+    } else {
+        store_host(resp->data.data(), req.atomic_size, orig);
     }
 }
 
@@ -106,7 +127,7 @@ uint8_t scatter(qp *dst, const request_pkt &req)
     uint32_t skip      = dst->rq_x.offset;
 
     for (const sge &e : dst->rq_x.sges) {
-        std::vector<mem_frag> frags;
+        frag_list frags;
         uint32_t take;
 
         if (left == 0) {
@@ -122,10 +143,10 @@ uint8_t scatter(qp *dst, const request_pkt &req)
                           IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
             return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
         }
-        for (const mem_frag &f : frags) {
+        frags.for_each([&src](const mem_frag &f) {
             memcpy(f.ptr, src, f.len);
             src += f.len;
-        }
+        });
         left -= take;
         skip  = 0;
     }
@@ -147,6 +168,7 @@ void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
     d.qpn         = dst->qpn;
     d.srqn        = (dst->srq != nullptr) ? dst->srq->srqn : 0;
     d.byte_cnt    = req.msg_len;
+    d.solicited   = req.solicited;
     if (syndrome != 0) {
         d.opcode          = MLX5_CQE_RESP_ERR;
         d.syndrome        = syndrome;
@@ -183,7 +205,7 @@ void fail(emu_state &s, qp *dst, const request_pkt &req, response_pkt *resp,
 }
 
 bool remote_translate(qp *dst, const request_pkt &req, uint64_t addr,
-                      uint64_t len, int access, std::vector<mem_frag> *frags)
+                      uint64_t len, int access, frag_list *frags)
 {
     return mem_translate(dst->ctx->dev, dst->pd, req.rkey, addr, len, access,
                          frags) == key_check::OK;
@@ -196,15 +218,42 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp)
 {
     unsigned flags = req.info->flags;
-    std::vector<mem_frag> frags;
+    frag_list frags;
     uint8_t syndrome;
+
+    uint32_t ahead = (req.psn - dst->next_rcv_psn) & PSN_MASK;
+    bool duplicate = ahead >= PSN_WINDOW; /* behind the expected PSN */
 
     resp->kind = resp_kind::ACK;
     resp->psn  = req.psn;
     resp->data.clear();
-    dst->next_rcv_psn = (req.psn + 1) & 0xffffff;
 
-    if (req.first && (uint64_t(req.msg_len) > (1ull << dst->log_msg_max))) {
+    if ((ahead != 0) && !duplicate) {
+        resp->kind = resp_kind::NONE; /* out of sequence: discarded */
+        return;
+    }
+
+    if (duplicate) {
+        /* a retransmission of what was executed, its response lost: SENDs
+         * and writes are acknowledged again, an atomic replays its result,
+         * a read reads again */
+        if (flags & OP_ATOMIC_OP) {
+            if (req.psn != dst->rq_x.atomic_psn) {
+                resp->kind = resp_kind::NONE;
+                return;
+            }
+            atomic_response(req, flags, dst->rq_x.atomic_orig, resp);
+            return;
+        }
+        if (!(flags & OP_READ)) {
+            return;
+        }
+    } else {
+        dst->next_rcv_psn = (req.psn + 1) & PSN_MASK;
+    }
+
+    if (!duplicate && req.first &&
+        (uint64_t(req.msg_len) > (1ull << dst->log_msg_max))) {
         fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,
              "message above log_msg_max");
         return;
@@ -230,10 +279,10 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
             return;
         }
         const uint8_t *src = req.payload;
-        for (const mem_frag &f : frags) {
+        frags.for_each([&src](const mem_frag &f) {
             memcpy(f.ptr, src, f.len);
             src += f.len;
-        }
+        });
     } else if (flags & OP_SEND) {
         syndrome = scatter(dst, req);
         if (syndrome != 0) {
@@ -251,9 +300,9 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
             return;
         }
         resp->data.reserve(req.msg_len);
-        for (const mem_frag &f : frags) {
+        frags.for_each([resp](const mem_frag &f) {
             resp->data.insert(resp->data.end(), f.ptr, f.ptr + f.len);
-        }
+        });
     } else if (flags & OP_ATOMIC_OP) {
         if (req.raddr % req.atomic_size) {
             fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,
@@ -270,12 +319,9 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
         }
         uint64_t orig = load_host(frags[0].ptr, req.atomic_size);
         store_host(frags[0].ptr, req.atomic_size, atomic_result(req, orig));
-        resp->data.resize(req.atomic_size);
-        if (flags & OP_MASKED) {
-            store_be(resp->data.data(), req.atomic_size, orig);
-        } else {
-            store_host(resp->data.data(), req.atomic_size, orig);
-        }
+        dst->rq_x.atomic_psn  = req.psn;
+        dst->rq_x.atomic_orig = orig;
+        atomic_response(req, flags, orig, resp);
     }
 
     if ((flags & OP_SEND) && req.last) {

@@ -204,8 +204,12 @@ struct ibv_cq *emu_create_cq(struct ibv_context *ibctx, int cqe,
         return fail_ptr<struct ibv_cq>(EINVAL);
     }
 
+    comp_channel *ch = nullptr;
     if (channel != nullptr) {
-        return fail_ptr<struct ibv_cq>(EOPNOTSUPP); /* not modelled */
+        ch = find<comp_channel>(s, channel);
+        if ((ch == nullptr) || (ch->ctx != ctx)) {
+            return fail_ptr<struct ibv_cq>(EINVAL);
+        }
     }
 
     c          = std::make_unique<cq>(ctx);
@@ -220,11 +224,18 @@ struct ibv_cq *emu_create_cq(struct ibv_context *ibctx, int cqe,
         c->buf.bytes()[i * CQE_SIZE + CQE_SIZE - 1] = CQE_INVALID_OP_OWN;
     }
 
+    cq_events_init(c.get());
+    if (ch != nullptr) {
+        c->channel = ch;
+        ++ch->refs;
+    }
+
     c->cqn            = ctx->dev->next_cqn++;
     c->ibv.context    = ibctx;
     c->ibv.cq_context = cq_context;
     c->ibv.handle     = c->cqn;
     c->ibv.cqe        = static_cast<int>(c->cqe_cnt - 1);
+    c->ibv.channel    = channel;
 
     ctx->dev->cqs[c->cqn] = c.get();
     register_handle(s, &c->ibv, kind::CQ, c.get());
@@ -233,6 +244,7 @@ struct ibv_cq *emu_create_cq(struct ibv_context *ibctx, int cqe,
 
 void cq_destroy_locked(emu_state &s, cq *c)
 {
+    cq_events_release(c);
     unregister_handle(s, &c->ibv);
     c->ctx->dev->cqs.erase(c->cqn);
     remove_object(c->ctx, c);
@@ -248,8 +260,8 @@ int emu_destroy_cq(struct ibv_cq *ibcq)
         return EINVAL;
     }
 
-    if (c->refs > 0) {
-        return EBUSY;
+    if ((c->refs > 0) || (c->events_got > c->events_acked)) {
+        return EBUSY; /* QPs use it, or events are not acked */
     }
 
     cq_destroy_locked(s, c);

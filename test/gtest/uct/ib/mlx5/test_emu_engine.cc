@@ -45,8 +45,8 @@ TEST_F(test_emu_engine, send_inline) {
     EXPECT_EQ(0, memcmp(&rbuf, msg, sizeof(msg)));
 
     uct_ib_emu_counters_t c = uct_ib_emu_counters();
-    EXPECT_EQ(1u, c.packets_sent);
-    EXPECT_EQ(1u, c.packets_delivered);
+    EXPECT_EQ(2u, c.packets_sent) << "the request and its ACK";
+    EXPECT_EQ(2u, c.packets_delivered);
 }
 
 TEST_F(test_emu_engine, send_imm_gather_scatter) {
@@ -377,7 +377,7 @@ TEST_F(test_emu_engine, rnr_then_success) {
     post_recv(m_b, {dseg(&rbuf, 8, mr->lkey)});
     uct_ib_emu_clock_advance(600000);
     uct_ib_emu_engine_run();
-    EXPECT_EQ(1u, uct_ib_emu_counters().packets_sent);
+    EXPECT_EQ(2u, uct_ib_emu_counters().packets_sent) << "request, RNR NAK";
 
     uct_ib_emu_clock_advance(40000);
     uct_ib_emu_engine_run();
@@ -579,7 +579,8 @@ TEST_F(test_emu_engine, message_of_several_mtus) {
     poll_one(m_a, MLX5_CQE_REQ);
     EXPECT_EQ(5000u, poll_one(m_b, MLX5_CQE_RESP_SEND).byte_cnt);
     EXPECT_EQ(src, dst);
-    EXPECT_EQ(5u, uct_ib_emu_counters().packets_sent) << "1024-byte packets";
+    EXPECT_EQ(6u, uct_ib_emu_counters().packets_sent)
+            << "five 1024-byte packets, one ACK";
 }
 
 TEST_F(test_emu_engine, receive_too_small_is_length_error) {
@@ -654,6 +655,118 @@ TEST_F(test_emu_engine, stale_mac_ends_in_retry_exceeded) {
     poll_one(m_c, MLX5_CQE_REQ);
     poll_one(m_d, MLX5_CQE_RESP_SEND);
     EXPECT_EQ(7u, rbuf);
+}
+
+/* Every delivery rule ends the same way for the requester: retries, then
+ * RETRY_EXC_ERR; the drop is counted under its own reason */
+TEST_F(test_emu_engine, each_drop_reason_is_counted) {
+    qp_params p;
+    p.retry_count = 1;
+    p.ack_timeout = 1;
+    auto expect_retry_exceeded = [&](engine_qp &q, uct_ib_emu_drop_t reason) {
+        uct_ib_emu_counters_reset();
+        post(q, ctrl(q, MLX5_OPCODE_SEND));
+        for (int i = 0; i < 3; ++i) {
+            uct_ib_emu_engine_run();
+            uct_ib_emu_clock_advance(4096ull << p.ack_timeout);
+        }
+        EXPECT_EQ(int(MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR),
+                  int(poll_one(q, MLX5_CQE_REQ_ERR).syndrome))
+                << uct_ib_emu_drop_str(reason);
+        EXPECT_EQ(2u, uct_ib_emu_counters().drop_count(reason))
+                << uct_ib_emu_drop_str(reason);
+        EXPECT_EQ(1u, uct_ib_emu_counters().retries);
+    };
+
+    /* the destination port drops RoCEv2 */
+    connect_pair(m_a, m_b, p);
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_drop("mlx5_1", 1, false, true));
+    expect_retry_exceeded(m_a, UCT_IB_EMU_DROP_ROCE_V2);
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_drop("mlx5_1", 1, false, false));
+
+    /* the remote QP is not ready to receive (still in INIT) */
+    create(m_c, m_ctx0);
+    create(m_d, m_ctx1);
+    prm_buf d_init = rst2init_cmd(m_d.qp.qpn);
+    ASSERT_EQ(0, modify(m_d.qp, d_init));
+    connect(m_c, m_d, MAC_MLX5_1, p);
+    expect_retry_exceeded(m_c, UCT_IB_EMU_DROP_QP_STATE);
+
+    /* no QP has the remote QPN */
+    destroy(m_a);
+    m_a = engine_qp();
+    create(m_a, m_ctx0);
+    prm_buf init = rst2init_cmd(m_a.qp.qpn);
+    ASSERT_EQ(0, modify(m_a.qp, init));
+    prm_buf rtr = init2rtr_roce_cmd(m_a.qp.qpn, 0xfffff0, MAC_MLX5_1,
+                                    gid_of(m_ctx1, 1, 1), 1);
+    ASSERT_EQ(0, modify(m_a.qp, rtr));
+    prm_buf rts = rtr2rts_cmd(m_a.qp.qpn);
+    rts.set(prm::QPC + prm::qpc::retry_count, p.retry_count);
+    rts.set(prm::QPC + prm::qpc::PRIMARY_PATH + prm::ads::ack_timeout,
+            p.ack_timeout);
+    ASSERT_EQ(0, modify(m_a.qp, rts));
+    expect_retry_exceeded(m_a, UCT_IB_EMU_DROP_NO_QP);
+}
+
+/* The requester's own MAC moved: requests arrive, responses do not. The
+ * retransmissions are duplicates to the responder: a SEND is not received
+ * twice and an atomic is not executed twice */
+TEST_F(test_emu_engine, lost_responses_are_retried_without_executing_twice) {
+    qp_params p;
+    p.retry_count = 3;
+    p.ack_timeout = 10;
+    const uint64_t timeout_ns = 4096ull << 10;
+    connect_pair(m_a, m_b, p);
+    uint64_t rbuf[2] = {}, remote = 100, result = 0, v = 5;
+    struct ibv_mr *rmr = reg(m_b, rbuf, sizeof(rbuf));
+    struct ibv_mr *amr = reg(m_b, &remote, 8);
+    struct ibv_mr *lmr = reg(m_a, &result, 8);
+
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_mac("mlx5_0", 1, MOVED_MAC));
+    uct_ib_emu_counters_reset();
+
+    /* a fetch-and-add whose response is lost twice, then arrives */
+    struct mlx5_wqe_atomic_seg a = {};
+    a.swap_add = htobe64(1);
+    auto fa = ctrl(m_a, MLX5_OPCODE_ATOMIC_FA);
+    raddr(fa, &remote, amr->rkey);
+    append(fa, a);
+    data(fa, &result, 8, lmr->lkey);
+    post(m_a, fa);
+    uct_ib_emu_engine_run();
+    uct_ib_emu_clock_advance(timeout_ns);
+    uct_ib_emu_engine_run();
+    EXPECT_TRUE(poll_all(m_a).empty());
+    EXPECT_EQ(101u, remote) << "executed once";
+    EXPECT_EQ(2u, uct_ib_emu_counters().drop_count(UCT_IB_EMU_DROP_MAC));
+
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_mac("mlx5_0", 1, MAC_MLX5_0));
+    uct_ib_emu_clock_advance(timeout_ns);
+    uct_ib_emu_engine_run();
+    poll_one(m_a, MLX5_CQE_REQ);
+    EXPECT_EQ(100u, result) << "the duplicate replays the result";
+    EXPECT_EQ(101u, remote) << "and does not execute again";
+    EXPECT_EQ(2u, uct_ib_emu_counters().retries);
+
+    /* a SEND whose ACKs are all lost: received once, then retry-exceeded */
+    ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_mac("mlx5_0", 1, MOVED_MAC));
+    post_recv(m_b, {dseg(&rbuf[0], 8, rmr->lkey)});
+    post_recv(m_b, {dseg(&rbuf[1], 8, rmr->lkey)});
+    auto s = ctrl(m_a, MLX5_OPCODE_SEND);
+    inline_data(s, &v, 8);
+    post(m_a, s);
+    for (unsigned i = 0; i <= p.retry_count; ++i) {
+        uct_ib_emu_engine_run();
+        uct_ib_emu_clock_advance(timeout_ns);
+    }
+    uct_ib_emu_engine_run();
+    EXPECT_EQ(int(MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR),
+              int(poll_one(m_a, MLX5_CQE_REQ_ERR).syndrome));
+    polled_cqe r = poll_one(m_b, MLX5_CQE_RESP_SEND);
+    EXPECT_EQ(0u, r.wqe_counter);
+    EXPECT_EQ(5u, rbuf[0]);
+    EXPECT_EQ(0u, rbuf[1]) << "the retransmissions were not received";
 }
 
 TEST_F(test_emu_engine, ack_timeout_zero_never_times_out) {

@@ -8,6 +8,8 @@
 
 #include <iterator>
 
+#include <poll.h>
+
 
 namespace {
 
@@ -39,9 +41,28 @@ protected:
             EXPECT_EQ(0, uct_ib_glue->dereg_mr(mr));
         }
         EXPECT_EQ(0, uct_ib_glue->destroy_cq(m_cq));
+        if (m_channel != nullptr) {
+            EXPECT_EQ(0, uct_ib_glue->destroy_comp_channel(m_channel));
+        }
         EXPECT_EQ(0, uct_ib_glue->dealloc_pd(m_pd));
         emu_fixture::cleanup();
         EXPECT_EQ(UCS_OK, uct_ib_emu_engine_set_step_mode(false));
+    }
+
+    /* Replace the fixture's CQ by one on a completion channel */
+    void use_channel()
+    {
+        m_channel = uct_ib_glue->create_comp_channel(m_ctx);
+        ASSERT_NE(nullptr, m_channel);
+        ASSERT_EQ(0, uct_ib_glue->destroy_cq(m_cq));
+        m_cq = uct_ib_glue->create_cq(m_ctx, 64, this, m_channel, 0);
+        ASSERT_NE(nullptr, m_cq);
+    }
+
+    bool readable(int timeout_ms)
+    {
+        struct pollfd pfd = {m_channel->fd, POLLIN, 0};
+        return ::poll(&pfd, 1, timeout_ms) == 1;
     }
 
     struct ibv_qp *create_qp(struct ibv_srq *srq = nullptr)
@@ -183,6 +204,7 @@ protected:
     struct ibv_pd               *m_pd  = nullptr;
     struct ibv_cq               *m_cq  = nullptr;
     struct ibv_srq              *m_srq = nullptr;
+    struct ibv_comp_channel     *m_channel = nullptr;
     struct ibv_qp               *m_a   = nullptr;
     struct ibv_qp               *m_b   = nullptr;
     std::vector<struct ibv_qp*> m_qps;
@@ -447,6 +469,82 @@ TEST_F(test_emu_engine_verbs, rkey_of_an_indirect_mkey_bound_by_umr)
     m_qps.pop_back();
     EXPECT_EQ(0, uct_ib_glue->destroy_qp(umr_qp));
     EXPECT_EQ(0, uct_ib_glue->mlx5dv_destroy_mkey(mkey));
+}
+
+TEST_F(test_emu_engine_verbs, completion_channel_fires_once_per_arm)
+{
+    use_channel();
+    connect_pair();
+    uint64_t word = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    auto write = [&](uint64_t id) {
+        ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, id, &sge, 1,
+                               IBV_SEND_SIGNALED,
+                               reinterpret_cast<uintptr_t>(&word), mr->rkey));
+    };
+
+    write(1);
+    EXPECT_EQ(1u, poll().size());
+    EXPECT_FALSE(readable(0)) << "an event without an arm";
+
+    ASSERT_EQ(0, uct_ib_glue->req_notify_cq(m_cq, 0));
+    uct_ib_emu_engine_run();
+    EXPECT_FALSE(readable(0)) << "an event without a new CQE";
+
+    write(2);
+    write(3);
+    uct_ib_emu_engine_run();
+    ASSERT_TRUE(readable(0));
+
+    struct ibv_cq *ev_cq = nullptr;
+    void *ev_ctx         = nullptr;
+    ASSERT_EQ(0, uct_ib_glue->get_cq_event(m_channel, &ev_cq, &ev_ctx));
+    EXPECT_EQ(m_cq, ev_cq);
+    EXPECT_EQ(this, ev_ctx);
+    EXPECT_FALSE(readable(0)) << "two CQEs, one arm: one event";
+    EXPECT_EQ(2u, poll().size());
+    EXPECT_EQ(EBUSY, uct_ib_glue->destroy_cq(m_cq)) << "an event not acked";
+    uct_ib_glue->ack_cq_events(m_cq, 1);
+
+    /* an mlx5dv user arms through the doorbell record: sn 1, next CQE, at
+     * its consumer index */
+    struct mlx5dv_cq dvcq = dv_cq(m_cq);
+    uint32_t ci           = be32toh(dvcq.dbrec[0]) & 0xffffff;
+    __atomic_store_n(&dvcq.dbrec[1], htobe32((1u << 28) | ci),
+                     __ATOMIC_RELEASE);
+    write(4);
+    uct_ib_emu_engine_run();
+    EXPECT_TRUE(readable(0));
+    ASSERT_EQ(0, uct_ib_glue->get_cq_event(m_channel, &ev_cq, &ev_ctx));
+    uct_ib_glue->ack_cq_events(m_cq, 1);
+    EXPECT_EQ(1u, poll().size());
+}
+
+TEST_F(test_emu_engine_verbs, sleeper_wakes_when_the_thread_completes)
+{
+    use_channel();
+    connect_pair();
+    ASSERT_EQ(UCS_OK, uct_ib_emu_engine_set_step_mode(false));
+    uint64_t word = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    struct ibv_wc wc;
+
+    ASSERT_EQ(0, uct_ib_glue->req_notify_cq(m_cq, 0));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 9, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&word), mr->rkey));
+    ASSERT_TRUE(wait_for([&] { return readable(10); }, 10.0,
+                         [] { return std::string("no completion event"); }));
+
+    struct ibv_cq *ev_cq = nullptr;
+    void *ev_ctx         = nullptr;
+    ASSERT_EQ(0, uct_ib_glue->get_cq_event(m_channel, &ev_cq, &ev_ctx));
+    uct_ib_glue->ack_cq_events(ev_cq, 1);
+    ASSERT_EQ(1, uct_ib_glue->poll_cq(m_cq, 1, &wc));
+    EXPECT_EQ(9u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
 } // namespace
