@@ -94,23 +94,23 @@ run_leg() {
 }
 
 # c_api_leg BUILD_DIR: install the build, then compile, link and run a C11
-# program that sees only the installed headers, through pkg-config
+# program that sees only the installed headers, through pkg-config ucx-uct
 c_api_leg() {
     local dir=$1 dest=$build_root/install-c11
     local prefix libdir
 
     rm -rf "$dest"
-    prefix=$(sed -n 's/^prefix=//p' "$dir/ucx.pc")
-    libdir=$dest$(PKG_CONFIG_PATH=$dir pkg-config --variable=libdir ucx)
+    prefix=$(sed -n 's/^prefix=//p' "$dir/ucx-uct.pc")
+    libdir=$dest$(PKG_CONFIG_PATH=$dir pkg-config --variable=libdir ucx-uct)
     if make -C "$dir" install DESTDIR="$dest" >"$build_root/c11-install.log" 2>&1 &&
        PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$libdir/pkgconfig \
        cc -std=c11 -pedantic -Wall -Wextra -Werror \
           "$top/test/gtest/api/c11_headers.c" -o "$build_root/c11_headers" \
           $(PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$libdir/pkgconfig \
-            pkg-config --cflags --libs ucx) >>"$build_root/c11-install.log" 2>&1 &&
+            pkg-config --cflags --libs ucx-uct) >>"$build_root/c11-install.log" 2>&1 &&
        LD_LIBRARY_PATH=$libdir "$build_root/c11_headers" >>"$build_root/c11-install.log" 2>&1; then
         total_passed=$((total_passed + 1))
-        summary+=("$(printf '%-9s pass (installed headers, pkg-config ucx, prefix %s)' c-api "$prefix")")
+        summary+=("$(printf '%-9s pass (installed headers, pkg-config ucx-uct, prefix %s)' c-api "$prefix")")
     else
         tail -20 "$build_root/c11-install.log"
         fail_leg c-api "C11 program against the installed tree failed"
