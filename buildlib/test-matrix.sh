@@ -124,6 +124,36 @@ fail_leg() {
     log "$1: could not run: $2"
 }
 
+# pass_leg NAME DETAIL: a leg that is one check and passed
+pass_leg() {
+    total_passed=$((total_passed + 1))
+    summary+=("$(printf '%-9s pass (%s)' "$1" "$2")")
+    log "$1: pass ($2)"
+}
+
+# check_fail NAME LOG REASON: a leg that is one check and failed
+check_fail() {
+    [ -f "$2" ] && tail -30 "$2"
+    total_failed=$((total_failed + 1))
+    summary+=("$(printf '%-9s FAILED: %s (log %s)' "$1" "$3" "$2")")
+    log "$1: FAILED: $3"
+}
+
+# install_leg BUILD_DIR: make install into the build's own prefix, then
+# make installcheck (pkg-config modules; the installed example built from its
+# installed source with -Wall -Werror -pedantic and run on the emulated device)
+install_leg() {
+    local dir=$1 logfile=$build_root/install.log
+
+    if make -C "$dir" install >"$logfile" 2>&1 &&
+       make -C "$dir" installcheck >>"$logfile" 2>&1; then
+        pass_leg install "make install, installcheck: $(grep -c '^installcheck: ok:' "$logfile") checks"
+    else
+        grep '^installcheck: FAILED' "$logfile"
+        check_fail install "$logfile" "make install or installcheck failed"
+    fi
+}
+
 cd "$top" || exit 1
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
     log "autogen"
@@ -163,6 +193,13 @@ if build asan --enable-debug --enable-asan; then
         run_leg asan "$build_root/asan"
 else
     fail_leg asan "build failed"
+fi
+
+# The installed tree: a release build in a prefix of its own, used in place
+if build install-build --prefix="$build_root/install-build/prefix"; then
+    install_leg "$build_root/install-build"
+else
+    fail_leg install "build failed"
 fi
 
 echo
