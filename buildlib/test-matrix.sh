@@ -154,6 +154,63 @@ install_leg() {
     fi
 }
 
+# cmake_project NAME PREFIX CMAKE_ARGS...: configure and build test/cmake
+# against PREFIX into $build_root/cmake-NAME
+cmake_project() {
+    local name=$1 prefix=$2 dir=$build_root/cmake-$1; shift 2
+
+    rm -rf "$dir"
+    cmake -S "$top/test/cmake" -B "$dir" -DCMAKE_PREFIX_PATH="$prefix" "$@" &&
+        cmake --build "$dir"
+}
+
+# cmake_leg PREFIX: a CMake project finds the installed package, links
+# ucx::uct ucx::ucs, sees only the installed headers and runs; an unknown
+# component and a newer version are refused; a moved copy of the tree works
+cmake_leg() {
+    local prefix=$1 logfile=$build_root/cmake.log moved=$build_root/moved-prefix
+    local bin=$build_root/cmake-ok/ucx_cmake_test out stray
+
+    {
+        echo "== the installed tree, version 0.1"
+        cmake_project ok "$prefix" -DUCX_TEST_VERSION=0.1 || return 1
+        out=$(UCX_IB_GLUE=emulated "$bin") || { echo "$out"; return 1; }
+        echo "$out"
+        grep -qx "module directory: $prefix/lib/ucx" <<<"$out" &&
+            grep -qx "component: ib" <<<"$out" || return 1
+        stray=$(tr ' \\' '\n\n' <"$build_root/cmake-ok/CMakeFiles/ucx_cmake_test.dir/ucx_cmake_test.c.o.d" |
+                grep -E '/(ucs|uct)/' | grep -v "^$prefix/include/")
+        [ -z "$stray" ] || { echo "headers not from $prefix/include: $stray"; return 1; }
+        readelf -d "$bin" | grep -E 'NEEDED|RUNPATH'
+        [ "$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(libuc[^]]*\)\]/\1/p' | sort | tr '\n' ' ')" == \
+          "libucs-mlx5.so.0 libuct-mlx5.so.0 " ] || return 1
+
+        echo "== an unknown component must be refused"
+        if cmake_project ucp "$prefix" "-DUCX_TEST_COMPONENTS=uct;ucp" >"$build_root/cmake-ucp.log" 2>&1; then
+            return 1
+        fi
+        cat "$build_root/cmake-ucp.log"
+        tr -s ' \n' ' ' <"$build_root/cmake-ucp.log" |
+            grep -q "component 'ucp' is not part of ucx-mlx5" || return 1
+
+        echo "== a newer version must be refused"
+        if cmake_project newer "$prefix" -DUCX_TEST_VERSION=1.13 \
+                -DUCX_TEST_ONLY_PREFIX="$prefix" >"$build_root/cmake-newer.log" 2>&1; then
+            return 1
+        fi
+        cat "$build_root/cmake-newer.log"
+        tr -s ' \n' ' ' <"$build_root/cmake-newer.log" |
+            grep -q 'compatible with requested version "1.13"' || return 1
+
+        echo "== a moved copy of the installed tree"
+        rm -rf "$moved" && cp -a "$prefix" "$moved" || return 1
+        cmake_project moved "$moved" -DUCX_TEST_ONLY_PREFIX="$moved" || return 1
+        out=$("$build_root/cmake-moved/ucx_cmake_test") || { echo "$out"; return 1; }
+        echo "$out"
+        grep -qx "module directory: $moved/lib/ucx" <<<"$out" || return 1
+    } >"$logfile" 2>&1
+}
+
 cd "$top" || exit 1
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
     log "autogen"
@@ -197,9 +254,16 @@ fi
 
 # The installed tree: a release build in a prefix of its own, used in place
 if build install-build --prefix="$build_root/install-build/prefix"; then
+    prefix=$build_root/install-build/prefix
     install_leg "$build_root/install-build"
+    if cmake_leg "$prefix"; then
+        pass_leg cmake "find_package(UCX COMPONENTS uct ucs), ucx::uct ucx::ucs, refusals, moved tree"
+    else
+        check_fail cmake "$build_root/cmake.log" "CMake project against the installed tree"
+    fi
 else
     fail_leg install "build failed"
+    fail_leg cmake "build failed"
 fi
 
 echo
