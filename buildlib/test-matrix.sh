@@ -211,6 +211,89 @@ cmake_leg() {
     } >"$logfile" 2>&1
 }
 
+# coexist_leg PREFIX BUILD_DIR...: nothing of ours is, needs or loads a
+# distribution's UCX library (libucs.so.0, libuct.so.0, libucp.so.0,
+# libucm.so.0), even with one installed, and no build compiled against a
+# distribution's UCX headers (/usr/include/{ucs,uct,ucp,ucm})
+coexist_leg() {
+    local prefix=$1; shift
+    local logfile=$build_root/coexist.log
+    local ucx_sonames='^(libucs|libuct|libucp|libucm|libucs_signal)\.so\.[0-9]+$'
+    local system_ucx elf files=() bad=0 deps
+
+    system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[mpst]\.so\.0$/ {print $NF}' | sort | tr '\n' ' ')
+    {
+        echo "distribution UCX on the loader path: ${system_ucx:-none}"
+
+        # every ELF file installed, and the programs built against the tree
+        while IFS= read -r elf; do
+            files+=("$elf")
+        done < <(find "$prefix" "$build_root/install-build/examples/installcheck" \
+                      "$build_root/cmake-ok" -type f \( -perm -u+x -o -name '*.so*' \) |
+                 while read -r f; do [ "$(head -c 4 "$f")" == $'\x7fELF' ] && echo "$f"; done)
+        echo "== readelf -d and ldd of ${#files[@]} ELF files"
+        for elf in "${files[@]}"; do
+            local soname needed resolved
+            soname=$(readelf -d "$elf" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+            needed=$(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+            echo "$elf: SONAME ${soname:--} NEEDED $needed"
+            if grep -Eq "$ucx_sonames" <<<"$soname"; then
+                echo "  has UCX's SONAME $soname"; bad=1
+            fi
+            for lib in $needed; do
+                if grep -Eq "$ucx_sonames" <<<"$lib"; then
+                    echo "  needs UCX's $lib"; bad=1
+                fi
+            done
+            resolved=$(ldd "$elf" 2>&1 | awk '/=>/ && $1 ~ /^libuc/ {print $1, $3}')
+            while read -r lib path; do
+                [ -n "$lib" ] || continue
+                case $path in
+                "$prefix"/*) ;;
+                *) echo "  $lib resolves to $path, not under $prefix"; bad=1 ;;
+                esac
+            done <<<"$resolved"
+        done
+
+        # what the programs load at run time, transport and device modules
+        # included (dlopen, which ldd cannot see)
+        echo "== LD_DEBUG=files: the objects each program initializes"
+        # (the CMake program lists components only: no device is opened)
+        for run in "$prefix/bin/ucx_info -d" \
+                   "$build_root/install-build/examples/installcheck/uct_devices" \
+                   "$build_root/cmake-ok/ucx_cmake_test"; do
+            local loaded expected=("$prefix/lib/ucx/libuct_ib.so")
+            [[ $run == *cmake* ]] || expected+=("$prefix/lib/libucx_mlx5_emu.so")
+            loaded=$(UCX_IB_GLUE=emulated LD_DEBUG=files $run 2>&1 >/dev/null |
+                     sed -n 's/.*calling init: //p' | grep '/libuc' | sort -u)
+            echo "$run:"
+            sed 's/^/  /' <<<"$loaded"
+            for lib in "${expected[@]}"; do
+                if ! grep -qx "$lib" <<<"$loaded"; then
+                    echo "  did not load $lib"; bad=1
+                fi
+            done
+            if grep -v "^$prefix/" <<<"$loaded"; then
+                echo "  loaded the above from outside $prefix"; bad=1
+            fi
+        done
+
+        # the compiler's own record of every header each build read
+        for dir in "$@"; do
+            [ -f "$dir/config.status" ] || continue
+            deps=$(find "$dir" -name '*.Po' -o -name '*.Plo' | wc -l)
+            echo "== $dir: headers in $deps dependency files"
+            if [ "$deps" -eq 0 ]; then
+                echo "  no dependency files"; bad=1
+            elif find "$dir" \( -name '*.Po' -o -name '*.Plo' \) -print0 |
+                     xargs -0 grep -lE '/usr/(local/)?include/(ucs|uct|ucp|ucm)/'; then
+                echo "  the files above list a system UCX header"; bad=1
+            fi
+        done
+        [ "$bad" -eq 0 ]
+    } >"$logfile" 2>&1
+}
+
 cd "$top" || exit 1
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
     log "autogen"
@@ -261,9 +344,16 @@ if build install-build --prefix="$build_root/install-build/prefix"; then
     else
         check_fail cmake "$build_root/cmake.log" "CMake project against the installed tree"
     fi
+    if coexist_leg "$prefix" "$build_root"/*/; then
+        system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[pst]\.so\.0$/ {print $1}' | sort -u | tr '\n' ' ')
+        pass_leg coexist "only our libraries and headers, with ${system_ucx:-no distribution UCX (libucx0 libucx-dev) }installed"
+    else
+        check_fail coexist "$build_root/coexist.log" "a distribution UCX library or header in use"
+    fi
 else
     fail_leg install "build failed"
     fail_leg cmake "build failed"
+    fail_leg coexist "build failed"
 fi
 
 echo
