@@ -169,45 +169,51 @@ cmake_project() {
 # component and a newer version are refused; a moved copy of the tree works
 cmake_leg() {
     local prefix=$1 logfile=$build_root/cmake.log moved=$build_root/moved-prefix
-    local bin=$build_root/cmake-ok/ucx_cmake_test out stray
+    local bin=$build_root/cmake-ok/ucx_cmake_test out headers
+    local depfile=$build_root/cmake-ok/CMakeFiles/ucx_cmake_test.dir/ucx_cmake_test.c.o.d
+    cmake_step_failed() { echo "FAILED: $*"; return 1; }
 
     {
         echo "== the installed tree, version 0.1"
-        cmake_project ok "$prefix" -DUCX_TEST_VERSION=0.1 || return 1
-        out=$(UCX_IB_GLUE=emulated "$bin") || { echo "$out"; return 1; }
+        cmake_project ok "$prefix" -DUCX_TEST_VERSION=0.1 || cmake_step_failed "configure or build" || return
+        out=$(UCX_IB_GLUE=emulated "$bin")
         echo "$out"
-        grep -qx "module directory: $prefix/lib/ucx" <<<"$out" &&
-            grep -qx "component: ib" <<<"$out" || return 1
-        stray=$(tr ' \\' '\n\n' <"$build_root/cmake-ok/CMakeFiles/ucx_cmake_test.dir/ucx_cmake_test.c.o.d" |
-                grep -E '/(ucs|uct)/' | grep -v "^$prefix/include/")
-        [ -z "$stray" ] || { echo "headers not from $prefix/include: $stray"; return 1; }
+        grep -qx "status: success" <<<"$out" || cmake_step_failed "the program failed" || return
+        grep -qx "module directory: $prefix/lib/ucx" <<<"$out" ||
+            cmake_step_failed "libucs looks for modules elsewhere" || return
+        # the compiler's record of the headers it read (CMake >= 3.20)
+        [ -s "$depfile" ] || cmake_step_failed "no dependency file $depfile" || return
+        headers=$(tr ' \\' '\n\n' <"$depfile" | grep -E '/(ucs|uct)/')
+        [ -n "$headers" ] || cmake_step_failed "$depfile lists no ucs/ or uct/ header" || return
+        ! grep -v "^$prefix/include/" <<<"$headers" ||
+            cmake_step_failed "the headers above are not from $prefix/include" || return
         readelf -d "$bin" | grep -E 'NEEDED|RUNPATH'
         [ "$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(libuc[^]]*\)\]/\1/p' | sort | tr '\n' ' ')" == \
-          "libucs-mlx5.so.0 libuct-mlx5.so.0 " ] || return 1
+          "libucs-mlx5.so.0 libuct-mlx5.so.0 " ] || cmake_step_failed "NEEDED is not our two SONAMEs" || return
 
         echo "== an unknown component must be refused"
-        if cmake_project ucp "$prefix" "-DUCX_TEST_COMPONENTS=uct;ucp" >"$build_root/cmake-ucp.log" 2>&1; then
-            return 1
-        fi
+        ! cmake_project ucp "$prefix" "-DUCX_TEST_COMPONENTS=uct;ucp" >"$build_root/cmake-ucp.log" 2>&1 ||
+            cmake_step_failed "COMPONENTS uct ucp accepted" || return
         cat "$build_root/cmake-ucp.log"
         tr -s ' \n' ' ' <"$build_root/cmake-ucp.log" |
-            grep -q "component 'ucp' is not part of ucx-mlx5" || return 1
+            grep -q "component 'ucp' is not part of ucx-mlx5" || cmake_step_failed "not the expected reason" || return
 
         echo "== a newer version must be refused"
-        if cmake_project newer "$prefix" -DUCX_TEST_VERSION=1.13 \
-                -DUCX_TEST_ONLY_PREFIX="$prefix" >"$build_root/cmake-newer.log" 2>&1; then
-            return 1
-        fi
+        ! cmake_project newer "$prefix" -DUCX_TEST_VERSION=1.13 \
+                -DUCX_TEST_ONLY_PREFIX="$prefix" >"$build_root/cmake-newer.log" 2>&1 ||
+            cmake_step_failed "version 1.13 accepted" || return
         cat "$build_root/cmake-newer.log"
         tr -s ' \n' ' ' <"$build_root/cmake-newer.log" |
-            grep -q 'compatible with requested version "1.13"' || return 1
+            grep -q 'compatible with requested version "1.13"' || cmake_step_failed "not the expected reason" || return
 
         echo "== a moved copy of the installed tree"
-        rm -rf "$moved" && cp -a "$prefix" "$moved" || return 1
-        cmake_project moved "$moved" -DUCX_TEST_ONLY_PREFIX="$moved" || return 1
-        out=$("$build_root/cmake-moved/ucx_cmake_test") || { echo "$out"; return 1; }
+        rm -rf "$moved" && cp -a "$prefix" "$moved" || cmake_step_failed "cannot copy $prefix" || return
+        cmake_project moved "$moved" -DUCX_TEST_ONLY_PREFIX="$moved" || cmake_step_failed "configure or build" || return
+        out=$("$build_root/cmake-moved/ucx_cmake_test")
         echo "$out"
-        grep -qx "module directory: $moved/lib/ucx" <<<"$out" || return 1
+        grep -qx "status: success" <<<"$out" || cmake_step_failed "the program failed" || return
+        grep -qx "module directory: $moved/lib/ucx" <<<"$out" ||
+            cmake_step_failed "the moved tree's libucs looks for modules elsewhere" || return
     } >"$logfile" 2>&1
 }
 
