@@ -1,21 +1,29 @@
 #!/bin/bash
 # Build and run the gtest suite three ways, from the source tree:
-#   plain     --enable-debug build
+#   plain     --enable-debug build; then the same binary again as "repeat",
+#             REPEAT shuffled iterations in one process, so that a test which
+#             leaves state behind (or needs an earlier test's) fails
 #   asan      --enable-debug --enable-asan build, LeakSanitizer on,
 #             contrib/lsan.supp
 #   valgrind  the plain build's gtest under memcheck, full leak check,
 #             contrib/valgrind.supp
+#   tsan      --enable-debug --enable-tsan build: data races fail the leg
+#             (contrib/tsan.supp, each entry with its proof)
 # plus the source checks. Ends with "N passed, N failed, N skipped" totalled
 # over the legs; exits non-zero if anything failed.
 #
 # Environment: JOBS (make parallelism, default nproc), BUILD_ROOT (default
-# <top>/build-matrix), GTEST_FILTER (passed to every leg).
+# <top>/build-matrix), GTEST_FILTER (passed to every leg), REPEAT (iterations
+# of the repeat leg, default 30), REPEAT_SEED (its shuffle seed, 1..99999,
+# default picked per run and printed, so that a failing order can be re-run).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
 build_root=${BUILD_ROOT:-$top/build-matrix}
 start=$(date +%s)
+repeat=${REPEAT:-30}
+repeat_seed=${REPEAT_SEED:-$(( start % 99999 + 1 ))}
 
 total_passed=0
 total_failed=0
@@ -64,7 +72,7 @@ record() {
         # crashed, leaked or reported memory errors after the tests ran
         failed=1
         log "$name: exit code $rc with no failed test: see $logfile"
-        grep -E "ERROR: LeakSanitizer|ERROR: AddressSanitizer|definitely lost|ERROR SUMMARY|watchdog|Segmentation|Aborted" \
+        grep -E "ERROR: LeakSanitizer|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|definitely lost|ERROR SUMMARY|watchdog|Segmentation|Aborted" \
             "$logfile" | head -20
     fi
     if [ "$failed" -ne 0 ]; then
@@ -322,6 +330,12 @@ done
 
 if build plain --enable-debug; then
     run_leg plain "$build_root/plain"
+    # Every test must leave the process as it found it: run them all again
+    # and again in one process, in a new order each iteration
+    log "repeat: $repeat iterations, shuffled, seed $repeat_seed"
+    GTEST_REPEAT=$repeat GTEST_SHUFFLE=1 GTEST_RANDOM_SEED=$repeat_seed \
+        run_leg repeat "$build_root/plain"
+    summary[${#summary[@]}-1]+="  seed $repeat_seed"
     c_api_leg "$build_root/plain"
     run_leg valgrind "$build_root/plain" \
         valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
@@ -339,6 +353,13 @@ if build asan --enable-debug --enable-asan; then
         run_leg asan "$build_root/asan"
 else
     fail_leg asan "build failed"
+fi
+
+if build tsan --enable-debug --enable-tsan; then
+    TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$top/contrib/tsan.supp" \
+        run_leg tsan "$build_root/tsan"
+else
+    fail_leg tsan "build failed"
 fi
 
 # The installed tree: a release build in a prefix of its own, used in place

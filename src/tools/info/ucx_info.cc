@@ -59,6 +59,9 @@ void print_version()
 #ifdef UCS_ENABLE_ASAN
     printf("# AddressSanitizer: enabled\n");
 #endif
+#ifdef UCS_ENABLE_TSAN
+    printf("# ThreadSanitizer: enabled\n");
+#endif
 }
 
 

@@ -23,6 +23,10 @@ typedef enum ucs_memory_type {
     UCS_MEMORY_TYPE_UNKNOWN = UCS_MEMORY_TYPE_LAST
 } ucs_memory_type_t;
 
+/** Short names by memory type ("host", "cuda", ...), with
+ *  ucs_memory_type_names[UCS_MEMORY_TYPE_UNKNOWN] = "unknown" */
+extern const char *ucs_memory_type_names[];
+
 END_C_DECLS
 
 #endif

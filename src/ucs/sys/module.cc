@@ -14,14 +14,15 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
 struct loader_state {
-    std::mutex            lock;
-    std::set<std::string> loaded;      /* "framework/name" */
-    std::set<std::string> frameworks;  /* load_all done */
+    std::mutex                                    lock;
+    std::set<std::string>                         loaded;  /* "framework/name" */
+    std::set<std::pair<std::string, std::string>> scanned; /* framework, dir */
 };
 
 loader_state &loader()
@@ -144,13 +145,16 @@ unsigned ucs_modules_load(const char *framework)
     DIR                 *d;
     struct dirent       *entry;
 
-    std::lock_guard<std::mutex> guard(s.lock);
-    if (!s.frameworks.insert(framework).second) {
+    if (ucs_module_dir(dir, sizeof(dir)) != UCS_OK) {
+        ucs_debug("cannot locate the module directory: libucs path unknown");
         return 0;
     }
 
-    if (ucs_module_dir(dir, sizeof(dir)) != UCS_OK) {
-        ucs_debug("cannot locate the module directory: libucs path unknown");
+    /* Each directory once per framework: later calls (every
+     * uct_query_components()) cost a lookup, and a module directory set
+     * since the last call is still scanned */
+    std::lock_guard<std::mutex> guard(s.lock);
+    if (!s.scanned.emplace(framework, dir).second) {
         return 0;
     }
 

@@ -18,8 +18,14 @@ BEGIN_C_DECLS
  *  libucs. Written to @a buf; UCS_ERR_NO_ELEM if libucs cannot be located. */
 ucs_status_t ucs_module_dir(char *buf, size_t max);
 
-/** Load every lib<framework>_*.so of the module directory, once per process.
- *  Returns the number of modules loaded by this call. */
+/**
+ * Load every lib<framework>_*.so of the module directory. Idempotent: a
+ * module already loaded (from any directory) is not loaded or initialized
+ * again, and a directory already scanned for @a framework is not scanned
+ * again, so a repeated call is a no-op; a directory that UCX_MODULE_DIR
+ * names since the last call is scanned on the next one.
+ * Returns the number of modules loaded by this call.
+ */
 unsigned ucs_modules_load(const char *framework);
 
 /**

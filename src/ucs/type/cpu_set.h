@@ -35,11 +35,25 @@ static inline void ucs_cpu_set(unsigned cpu, ucs_cpu_set_t *set)
     }
 }
 
+/** Remove @a cpu from @a set */
+static inline void ucs_cpu_clr(unsigned cpu, ucs_cpu_set_t *set)
+{
+    if (cpu < UCS_CPU_SETSIZE) {
+        set->ucs_bits[cpu / UCS_NCPUBITS] &= ~(1ul << (cpu % UCS_NCPUBITS));
+    }
+}
+
 static inline int ucs_cpu_is_set(unsigned cpu, const ucs_cpu_set_t *set)
 {
     return (cpu < UCS_CPU_SETSIZE) &&
            ((set->ucs_bits[cpu / UCS_NCPUBITS] >> (cpu % UCS_NCPUBITS)) & 1);
 }
+
+/* The glibc-style spellings */
+#define UCS_CPU_ZERO(_set)          ucs_cpu_zero(_set)
+#define UCS_CPU_SET(_cpu, _set)     ucs_cpu_set(_cpu, _set)
+#define UCS_CPU_CLR(_cpu, _set)     ucs_cpu_clr(_cpu, _set)
+#define UCS_CPU_ISSET(_cpu, _set)   ucs_cpu_is_set(_cpu, _set)
 
 END_C_DECLS
 

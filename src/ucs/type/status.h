@@ -7,6 +7,8 @@
 
 #include <ucs/sys/compiler_def.h>
 
+#include <stdint.h>
+
 BEGIN_C_DECLS
 
 typedef enum {
@@ -55,6 +57,22 @@ typedef enum {
 #define UCS_IS_ENDPOINT_ERROR(_code) \
     (((_code) <= UCS_ERR_FIRST_ENDPOINT_FAILURE) && \
      ((_code) >= UCS_ERR_LAST_ENDPOINT_FAILURE))
+
+/**
+ * A pointer or an error status in one value, as non-blocking calls return
+ * them: a status is encoded as a pointer in the last page of the address
+ * space, where no object can live.
+ */
+typedef void *ucs_status_ptr_t;
+
+#define UCS_PTR_IS_ERR(_ptr) \
+    (((uintptr_t)(_ptr)) >= ((uintptr_t)UCS_ERR_LAST))
+#define UCS_PTR_IS_PTR(_ptr) \
+    (((uintptr_t)(_ptr) - 1) < ((uintptr_t)UCS_ERR_LAST - 1))
+#define UCS_PTR_RAW_STATUS(_ptr) ((ucs_status_t)(intptr_t)(_ptr))
+#define UCS_PTR_STATUS(_ptr) \
+    (UCS_PTR_IS_PTR(_ptr) ? UCS_INPROGRESS : UCS_PTR_RAW_STATUS(_ptr))
+#define UCS_STATUS_PTR(_status) ((void*)(intptr_t)(_status))
 
 /**
  * @return a constant, human readable description of @a status; unknown codes

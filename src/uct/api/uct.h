@@ -1,8 +1,9 @@
 /*
  * UCT: the transport API. This header provides the resource, memory-domain,
- * interface, worker and endpoint-connection part of UCX's uct.h with the same
- * type names, field-mask bits, flag values and function signatures. The
- * data-transfer operations are not part of it yet.
+ * interface, worker, endpoint-connection and data-transfer parts of UCX's
+ * uct.h with the same type names, field-mask bits, flag values and function
+ * signatures. UCX implements the operations as inline functions; here they
+ * are exported functions with the same names and semantics.
  *
  * Object model:
  *   component (a transport family, e.g. "ib")
@@ -186,6 +187,26 @@ enum uct_cb_flags {
     UCT_CB_FLAG_ASYNC    = UCS_BIT(2)  /**< from any thread */
 };
 
+
+/** Flags of uct_ep_flush() and uct_iface_flush(). */
+enum uct_flush_flags {
+    UCT_FLUSH_FLAG_LOCAL  = 0,          /**< local completion of everything */
+    UCT_FLUSH_FLAG_CANCEL = UCS_BIT(0), /**< cancel what is outstanding */
+    UCT_FLUSH_FLAG_REMOTE = UCS_BIT(1)  /**< remote completion */
+};
+
+/** Events of uct_iface_event_arm(). */
+enum uct_iface_event_types {
+    UCT_EVENT_SEND_COMP = UCS_BIT(0),
+    UCT_EVENT_RECV      = UCS_BIT(1),
+    UCT_EVENT_RECV_SIG  = UCS_BIT(2)
+};
+
+/** Flags of uct_ep_am_bcopy()/zcopy(). */
+enum uct_msg_flags {
+    UCT_SEND_FLAG_SIGNALED   = UCS_BIT(0), /**< wakes an armed receiver */
+    UCT_SEND_FLAG_PEER_CHECK = UCS_BIT(1)
+};
 
 /** How uct_iface_open() selects what to open. */
 enum uct_iface_open_mode {
@@ -667,6 +688,147 @@ ucs_status_t uct_ep_get_address(uct_ep_h ep, uct_ep_addr_t *addr);
  *  (UCT_IFACE_FLAG_CONNECT_TO_EP). */
 ucs_status_t uct_ep_connect_to_ep(uct_ep_h ep, const uct_device_addr_t *dev_addr,
                                   const uct_ep_addr_t *ep_addr);
+
+
+/* ------------------------------------------------------------------------ *
+ * Active messages, remote memory access, atomics, ordering
+ *
+ * An operation returns UCS_OK when it completed locally (short and bcopy
+ * buffers may be reused at once), UCS_INPROGRESS when @a comp will be
+ * completed later (zcopy, get, fetching atomics), or UCS_ERR_NO_RESOURCE
+ * when it could not start now: retry later, or queue a request with
+ * uct_ep_pending_add(). An endpoint that failed returns its failure.
+ * ------------------------------------------------------------------------ */
+
+/**
+ * Call @a cb for active messages with @a id (< UCT_AM_ID_MAX) arriving on
+ * @a iface; NULL restores the default, which drops them with a warning.
+ * @param [in] flags  uct_cb_flags: UCT_CB_FLAG_ASYNC where the callback may
+ *                    run in any thread, else only from progress (the
+ *                    interface must have UCT_IFACE_FLAG_CB_SYNC).
+ */
+ucs_status_t uct_iface_set_am_handler(uct_iface_h iface, uint8_t id,
+                                      uct_am_callback_t cb, void *arg,
+                                      uint32_t flags);
+
+/** Release a descriptor an active message callback kept (UCS_INPROGRESS). */
+void uct_iface_release_desc(void *desc);
+
+ucs_status_t uct_ep_am_short(uct_ep_h ep, uint8_t id, uint64_t header,
+                             const void *payload, unsigned length);
+
+/** An active message gathered from @a iovcnt elements, sent as short. */
+ucs_status_t uct_ep_am_short_iov(uct_ep_h ep, uint8_t id, const uct_iov_t *iov,
+                                 size_t iovcnt);
+
+/** @return the packed length, or a negative status. */
+ssize_t uct_ep_am_bcopy(uct_ep_h ep, uint8_t id, uct_pack_callback_t pack_cb,
+                        void *arg, unsigned flags);
+
+ucs_status_t uct_ep_am_zcopy(uct_ep_h ep, uint8_t id, const void *header,
+                             unsigned header_length, const uct_iov_t *iov,
+                             size_t iovcnt, unsigned flags,
+                             uct_completion_t *comp);
+
+ucs_status_t uct_ep_put_short(uct_ep_h ep, const void *buffer, unsigned length,
+                              uint64_t remote_addr, uct_rkey_t rkey);
+
+/** @return the packed length, or a negative status. */
+ssize_t uct_ep_put_bcopy(uct_ep_h ep, uct_pack_callback_t pack_cb, void *arg,
+                         uint64_t remote_addr, uct_rkey_t rkey);
+
+ucs_status_t uct_ep_put_zcopy(uct_ep_h ep, const uct_iov_t *iov, size_t iovcnt,
+                              uint64_t remote_addr, uct_rkey_t rkey,
+                              uct_completion_t *comp);
+
+ucs_status_t uct_ep_get_short(uct_ep_h ep, void *buffer, unsigned length,
+                              uint64_t remote_addr, uct_rkey_t rkey);
+
+ucs_status_t uct_ep_get_bcopy(uct_ep_h ep, uct_unpack_callback_t unpack_cb,
+                              void *arg, size_t length, uint64_t remote_addr,
+                              uct_rkey_t rkey, uct_completion_t *comp);
+
+ucs_status_t uct_ep_get_zcopy(uct_ep_h ep, const uct_iov_t *iov, size_t iovcnt,
+                              uint64_t remote_addr, uct_rkey_t rkey,
+                              uct_completion_t *comp);
+
+ucs_status_t uct_ep_atomic_cswap64(uct_ep_h ep, uint64_t compare, uint64_t swap,
+                                   uint64_t remote_addr, uct_rkey_t rkey,
+                                   uint64_t *result, uct_completion_t *comp);
+
+ucs_status_t uct_ep_atomic_cswap32(uct_ep_h ep, uint32_t compare, uint32_t swap,
+                                   uint64_t remote_addr, uct_rkey_t rkey,
+                                   uint32_t *result, uct_completion_t *comp);
+
+ucs_status_t uct_ep_atomic32_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                  uint32_t value, uint64_t remote_addr,
+                                  uct_rkey_t rkey);
+
+ucs_status_t uct_ep_atomic64_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                  uint64_t value, uint64_t remote_addr,
+                                  uct_rkey_t rkey);
+
+ucs_status_t uct_ep_atomic32_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                   uint32_t value, uint32_t *result,
+                                   uint64_t remote_addr, uct_rkey_t rkey,
+                                   uct_completion_t *comp);
+
+ucs_status_t uct_ep_atomic64_fetch(uct_ep_h ep, uct_atomic_op_t opcode,
+                                   uint64_t value, uint64_t *result,
+                                   uint64_t remote_addr, uct_rkey_t rkey,
+                                   uct_completion_t *comp);
+
+/**
+ * Queue @a req to be called when the endpoint has resources again.
+ * UCS_ERR_BUSY if it has resources now (send instead).
+ */
+ucs_status_t uct_ep_pending_add(uct_ep_h ep, uct_pending_req_t *req,
+                                unsigned flags);
+
+/** Remove every queued request, calling @a cb (may be NULL) for each. */
+void uct_ep_pending_purge(uct_ep_h ep, uct_pending_purge_callback_t cb,
+                          void *arg);
+
+/**
+ * Complete everything posted on @a ep so far: UCS_OK if that is already
+ * so, UCS_INPROGRESS if @a comp will be completed, UCS_ERR_NO_RESOURCE.
+ * UCT_FLUSH_FLAG_CANCEL completes outstanding operations with
+ * UCS_ERR_CANCELED instead.
+ */
+ucs_status_t uct_ep_flush(uct_ep_h ep, unsigned flags, uct_completion_t *comp);
+
+/** Order operations posted after this call after those posted before. */
+ucs_status_t uct_ep_fence(uct_ep_h ep, unsigned flags);
+
+/** Whether the peer of @a ep is alive; a dead one fails the endpoint. */
+ucs_status_t uct_ep_check(const uct_ep_h ep, unsigned flags,
+                          uct_completion_t *comp);
+
+/** uct_ep_flush() of every endpoint of @a iface. */
+ucs_status_t uct_iface_flush(uct_iface_h iface, unsigned flags,
+                             uct_completion_t *comp);
+
+/** uct_ep_fence() of every endpoint of @a iface. */
+ucs_status_t uct_iface_fence(uct_iface_h iface, unsigned flags);
+
+/** A file descriptor that becomes readable when an armed event happens
+ *  (UCT_IFACE_FLAG_EVENT_FD). */
+ucs_status_t uct_iface_event_fd_get(uct_iface_h iface, int *fd_p);
+
+/**
+ * Arm the events (uct_iface_event_types) to be signalled on the event fd.
+ * UCS_ERR_BUSY if such events are already there: progress first.
+ */
+ucs_status_t uct_iface_event_arm(uct_iface_h iface, unsigned events);
+
+/** Keep the first error of a completion's operations. */
+static inline void uct_completion_update_status(uct_completion_t *comp,
+                                                ucs_status_t status)
+{
+    if ((status != UCS_OK) && (comp->status == UCS_OK)) {
+        comp->status = status;
+    }
+}
 
 END_C_DECLS
 

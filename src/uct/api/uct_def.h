@@ -25,6 +25,13 @@ BEGIN_C_DECLS
 #define UCT_MEM_HANDLE_NULL        NULL
 #define UCT_INVALID_RKEY           ((uintptr_t)(-1))
 
+/* Active message ids: 0 .. UCT_AM_ID_MAX - 1 */
+#define UCT_AM_ID_BITS             5
+#define UCT_AM_ID_MAX              UCS_BIT(UCT_AM_ID_BITS)
+
+/* Bytes a transport may use inside a pending request */
+#define UCT_PENDING_REQ_PRIV_LEN   40
+
 
 /**
  * @defgroup UCT_HANDLES UCT object and address handles
@@ -45,6 +52,8 @@ typedef struct uct_iface_params      uct_iface_params_t;
 typedef struct uct_md_attr           uct_md_attr_t;
 typedef struct uct_ep_params         uct_ep_params_t;
 typedef struct uct_completion        uct_completion_t;
+typedef struct uct_pending_req       uct_pending_req_t;
+typedef struct uct_iov               uct_iov_t;
 typedef struct uct_cm                uct_cm_t;
 typedef uct_cm_t                     *uct_cm_h;
 typedef void                         *uct_mem_h;       /**< registered memory */
@@ -93,6 +102,71 @@ typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(void *arg, unsigned flags,
                                                 uint64_t remote_addr,
                                                 size_t length,
                                                 const void *rkey_buf);
+
+/** Flags of a received active message or unexpected tag (uct_am_callback_t). */
+enum uct_cb_param_flags {
+    /** @a data is a descriptor the callback may keep: returning
+     *  UCS_INPROGRESS keeps it until uct_iface_release_desc() */
+    UCT_CB_PARAM_FLAG_DESC  = UCS_BIT(0),
+    UCT_CB_PARAM_FLAG_FIRST = UCS_BIT(1), /**< first fragment */
+    UCT_CB_PARAM_FLAG_MORE  = UCS_BIT(2)  /**< more fragments follow */
+};
+
+/**
+ * A received active message: @a data, @a length bytes (the header the
+ * sender gave first). UCS_OK: done with @a data; UCS_INPROGRESS (only with
+ * UCT_CB_PARAM_FLAG_DESC): @a data stays valid until uct_iface_release_desc().
+ */
+typedef ucs_status_t (*uct_am_callback_t)(void *arg, void *data, size_t length,
+                                          unsigned flags);
+
+/** Fill @a dest (at most the transport's bcopy limit); @return the length. */
+typedef size_t (*uct_pack_callback_t)(void *dest, void *arg);
+
+/** Take @a length bytes of fetched data. */
+typedef void (*uct_unpack_callback_t)(void *arg, const void *data,
+                                      size_t length);
+
+/** A completion's count reached 0. */
+typedef void (*uct_completion_callback_t)(uct_completion_t *self);
+
+/** Try a queued request again: UCS_OK (done, removed), UCS_INPROGRESS
+ *  (started, removed), or UCS_ERR_NO_RESOURCE (stays first in the queue). */
+typedef ucs_status_t (*uct_pending_callback_t)(uct_pending_req_t *self);
+
+/** A queued request removed by uct_ep_pending_purge(). */
+typedef void (*uct_pending_purge_callback_t)(uct_pending_req_t *self,
+                                             void *arg);
+
+/**
+ * Completion of one or more operations: each operation that returned
+ * UCS_INPROGRESS decrements @a count when it completes; at 0 @a func is
+ * called. @a status keeps the first error.
+ */
+struct uct_completion {
+    uct_completion_callback_t func;
+    int                       count;
+    ucs_status_t              status;
+};
+
+/** A request queued by uct_ep_pending_add(), in the caller's memory. */
+struct uct_pending_req {
+    uct_pending_callback_t func;
+    char                   priv[UCT_PENDING_REQ_PRIV_LEN];
+};
+
+/**
+ * One element of a scatter/gather list: @a count blocks of @a length bytes
+ * at @a buffer, @a stride bytes apart (0 or 1 block: contiguous), registered
+ * as @a memh (UCT_MEM_HANDLE_NULL where the transport does not need it).
+ */
+struct uct_iov {
+    void      *buffer;
+    size_t    length;
+    uct_mem_h memh;
+    size_t    stride;
+    unsigned  count;
+};
 
 /** Asynchronous event notification of an interface. */
 typedef void (*uct_async_event_cb_t)(void *arg, unsigned flags);

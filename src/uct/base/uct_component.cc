@@ -202,8 +202,8 @@ ucs_status_t uct_query_components(uct_component_h **components_p,
         }
 
         /* Modules register their components from their constructors; this
-         * loads them once per process, later calls return at once. Must not
-         * run under registry_lock. */
+         * loads them once (per module directory), later calls return at
+         * once. Must not run under registry_lock. */
         ucs_modules_load("uct");
 
         {

@@ -31,7 +31,49 @@ bool iface_ops_are_complete(const uct_iface_ops_t *ops)
            (ops->iface_is_reachable_v2 != nullptr) &&
            (ops->iface_progress_enable != nullptr) &&
            (ops->iface_progress_disable != nullptr) &&
-           (ops->iface_progress != nullptr);
+           (ops->iface_progress != nullptr) &&
+           (ops->ep_am_short != nullptr) &&
+           (ops->ep_am_short_iov != nullptr) &&
+           (ops->ep_am_bcopy != nullptr) &&
+           (ops->ep_am_zcopy != nullptr) &&
+           (ops->ep_put_short != nullptr) &&
+           (ops->ep_put_bcopy != nullptr) &&
+           (ops->ep_put_zcopy != nullptr) &&
+           (ops->ep_get_short != nullptr) &&
+           (ops->ep_get_bcopy != nullptr) &&
+           (ops->ep_get_zcopy != nullptr) &&
+           (ops->ep_atomic_cswap64 != nullptr) &&
+           (ops->ep_atomic_cswap32 != nullptr) &&
+           (ops->ep_atomic32_post != nullptr) &&
+           (ops->ep_atomic64_post != nullptr) &&
+           (ops->ep_atomic32_fetch != nullptr) &&
+           (ops->ep_atomic64_fetch != nullptr) &&
+           (ops->ep_pending_add != nullptr) &&
+           (ops->ep_pending_purge != nullptr) &&
+           (ops->ep_flush != nullptr) &&
+           (ops->ep_fence != nullptr) &&
+           (ops->ep_check != nullptr) &&
+           (ops->iface_flush != nullptr) &&
+           (ops->iface_fence != nullptr) &&
+           (ops->iface_event_fd_get != nullptr) &&
+           (ops->iface_event_arm != nullptr);
+}
+
+/* The handler of an id nobody set: the message is dropped, loudly */
+ucs_status_t am_stub_handler(void *arg, void*, size_t length, unsigned)
+{
+    const auto id = static_cast<unsigned>(reinterpret_cast<uintptr_t>(arg));
+
+    ucs_warn("active message id %u (%zu bytes) dropped: no handler is set",
+             id, length);
+    return UCS_OK;
+}
+
+void set_am_stub(uct_base_iface_t *iface, uint8_t id)
+{
+    iface->am[id].cb    = am_stub_handler;
+    iface->am[id].arg   = reinterpret_cast<void*>(static_cast<uintptr_t>(id));
+    iface->am[id].flags = UCT_CB_FLAG_ASYNC;
 }
 
 /* The open mode and device of @a params, or UCS_ERR_INVALID_PARAM (logged). */
@@ -323,7 +365,60 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
     iface->config.max_num_eps = config->max_num_eps;
     iface->progress_flags    = 0;
     iface->progress_id       = UCS_CALLBACKQ_ID_NULL;
+    for (unsigned id = 0; id < UCT_AM_ID_MAX; ++id) {
+        set_am_stub(iface, id);
+    }
     return UCS_OK;
+}
+
+ucs_status_t uct_iface_set_am_handler(uct_iface_h tl_iface, uint8_t id,
+                                      uct_am_callback_t cb, void *arg,
+                                      uint32_t flags)
+{
+    return uct::status_guard(__func__, [&]() {
+        auto             *iface = static_cast<uct_base_iface_t*>(tl_iface);
+        uct_iface_attr_t attr   = {};
+        ucs_status_t     status;
+
+        if (tl_iface == nullptr) {
+            ucs_error("uct_iface_set_am_handler: NULL interface");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (id >= UCT_AM_ID_MAX) {
+            ucs_error("uct_iface_set_am_handler: active message id %u out of "
+                      "range (0..%u)", id, unsigned(UCT_AM_ID_MAX - 1));
+            return UCS_ERR_INVALID_PARAM;
+        }
+
+        if (cb == nullptr) {
+            set_am_stub(iface, id);
+            return UCS_OK;
+        }
+
+        status = tl_iface->ops->iface_query(tl_iface, &attr);
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (!(flags & UCT_CB_FLAG_ASYNC) &&
+            !(attr.cap.flags & UCT_IFACE_FLAG_CB_SYNC)) {
+            ucs_error("uct_iface_set_am_handler: the interface does not call "
+                      "back from progress only (no UCT_IFACE_FLAG_CB_SYNC); "
+                      "the handler of id %u must accept UCT_CB_FLAG_ASYNC", id);
+            return UCS_ERR_UNSUPPORTED;
+        }
+
+        iface->am[id].cb    = cb;
+        iface->am[id].arg   = arg;
+        iface->am[id].flags = flags;
+        return UCS_OK;
+    });
+}
+
+void uct_iface_release_desc(void *desc)
+{
+    uct_recv_desc_t *release = uct_recv_desc_of(desc);
+
+    release->cb(release, desc);
 }
 
 void uct_base_iface_cleanup(uct_base_iface_t *iface)

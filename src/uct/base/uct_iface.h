@@ -70,6 +70,68 @@ typedef void         (*uct_iface_progress_disable_func_t)(uct_iface_h iface,
                                                           unsigned flags);
 typedef unsigned     (*uct_iface_progress_func_t)(uct_iface_h iface);
 
+/* Data path operations, in the order of uct_iface_ops_t */
+typedef ucs_status_t (*uct_ep_am_short_func_t)(uct_ep_h ep, uint8_t id,
+        uint64_t header, const void *payload, unsigned length);
+typedef ucs_status_t (*uct_ep_am_short_iov_func_t)(uct_ep_h ep, uint8_t id,
+        const uct_iov_t *iov, size_t iovcnt);
+typedef ssize_t (*uct_ep_am_bcopy_func_t)(uct_ep_h ep, uint8_t id,
+        uct_pack_callback_t pack_cb, void *arg, unsigned flags);
+typedef ucs_status_t (*uct_ep_am_zcopy_func_t)(uct_ep_h ep, uint8_t id,
+        const void *header, unsigned header_length, const uct_iov_t *iov,
+        size_t iovcnt, unsigned flags, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_put_short_func_t)(uct_ep_h ep, const void *buffer,
+        unsigned length, uint64_t remote_addr, uct_rkey_t rkey);
+typedef ssize_t (*uct_ep_put_bcopy_func_t)(uct_ep_h ep,
+        uct_pack_callback_t pack_cb, void *arg, uint64_t remote_addr,
+        uct_rkey_t rkey);
+typedef ucs_status_t (*uct_ep_put_zcopy_func_t)(uct_ep_h ep,
+        const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
+        uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_get_short_func_t)(uct_ep_h ep, void *buffer,
+        unsigned length, uint64_t remote_addr, uct_rkey_t rkey);
+typedef ucs_status_t (*uct_ep_get_bcopy_func_t)(uct_ep_h ep,
+        uct_unpack_callback_t unpack_cb, void *arg, size_t length,
+        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_get_zcopy_func_t)(uct_ep_h ep,
+        const uct_iov_t *iov, size_t iovcnt, uint64_t remote_addr,
+        uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic_cswap64_func_t)(uct_ep_h ep,
+        uint64_t compare, uint64_t swap, uint64_t remote_addr, uct_rkey_t rkey,
+        uint64_t *result, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic_cswap32_func_t)(uct_ep_h ep,
+        uint32_t compare, uint32_t swap, uint64_t remote_addr, uct_rkey_t rkey,
+        uint32_t *result, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic32_post_func_t)(uct_ep_h ep,
+        uct_atomic_op_t opcode, uint32_t value, uint64_t remote_addr,
+        uct_rkey_t rkey);
+typedef ucs_status_t (*uct_ep_atomic64_post_func_t)(uct_ep_h ep,
+        uct_atomic_op_t opcode, uint64_t value, uint64_t remote_addr,
+        uct_rkey_t rkey);
+typedef ucs_status_t (*uct_ep_atomic32_fetch_func_t)(uct_ep_h ep,
+        uct_atomic_op_t opcode, uint32_t value, uint32_t *result,
+        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_atomic64_fetch_func_t)(uct_ep_h ep,
+        uct_atomic_op_t opcode, uint64_t value, uint64_t *result,
+        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_pending_add_func_t)(uct_ep_h ep,
+        uct_pending_req_t *req, unsigned flags);
+typedef void (*uct_ep_pending_purge_func_t)(uct_ep_h ep,
+        uct_pending_purge_callback_t cb, void *arg);
+typedef ucs_status_t (*uct_ep_flush_func_t)(uct_ep_h ep, unsigned flags,
+        uct_completion_t *comp);
+typedef ucs_status_t (*uct_ep_fence_func_t)(uct_ep_h ep, unsigned flags);
+typedef ucs_status_t (*uct_ep_check_func_t)(uct_ep_h ep, unsigned flags,
+        uct_completion_t *comp);
+typedef ucs_status_t (*uct_iface_flush_func_t)(uct_iface_h iface,
+        unsigned flags, uct_completion_t *comp);
+typedef ucs_status_t (*uct_iface_fence_func_t)(uct_iface_h iface,
+        unsigned flags);
+typedef ucs_status_t (*uct_iface_event_fd_get_func_t)(uct_iface_h iface,
+        int *fd_p);
+typedef ucs_status_t (*uct_iface_event_arm_func_t)(uct_iface_h iface,
+        unsigned events);
+
 typedef struct uct_iface_ops {
     uct_ep_create_func_t                ep_create;
     uct_ep_destroy_func_t               ep_destroy;
@@ -83,13 +145,100 @@ typedef struct uct_iface_ops {
     uct_iface_progress_enable_func_t    iface_progress_enable;
     uct_iface_progress_disable_func_t   iface_progress_disable;
     uct_iface_progress_func_t           iface_progress;
+
+    /* Data path: the public calls are a direct call of these (no checks,
+     * no lock), so a transport validates what it must itself */
+    uct_ep_am_short_func_t                 ep_am_short;
+    uct_ep_am_short_iov_func_t             ep_am_short_iov;
+    uct_ep_am_bcopy_func_t                 ep_am_bcopy;
+    uct_ep_am_zcopy_func_t                 ep_am_zcopy;
+    uct_ep_put_short_func_t                ep_put_short;
+    uct_ep_put_bcopy_func_t                ep_put_bcopy;
+    uct_ep_put_zcopy_func_t                ep_put_zcopy;
+    uct_ep_get_short_func_t                ep_get_short;
+    uct_ep_get_bcopy_func_t                ep_get_bcopy;
+    uct_ep_get_zcopy_func_t                ep_get_zcopy;
+    uct_ep_atomic_cswap64_func_t           ep_atomic_cswap64;
+    uct_ep_atomic_cswap32_func_t           ep_atomic_cswap32;
+    uct_ep_atomic32_post_func_t            ep_atomic32_post;
+    uct_ep_atomic64_post_func_t            ep_atomic64_post;
+    uct_ep_atomic32_fetch_func_t           ep_atomic32_fetch;
+    uct_ep_atomic64_fetch_func_t           ep_atomic64_fetch;
+    uct_ep_pending_add_func_t              ep_pending_add;
+    uct_ep_pending_purge_func_t            ep_pending_purge;
+    uct_ep_flush_func_t                    ep_flush;
+    uct_ep_fence_func_t                    ep_fence;
+    uct_ep_check_func_t                    ep_check;
+    uct_iface_flush_func_t                 iface_flush;
+    uct_iface_fence_func_t                 iface_fence;
+    uct_iface_event_fd_get_func_t          iface_event_fd_get;
+    uct_iface_event_arm_func_t             iface_event_arm;
 } uct_iface_ops_t;
+
+/*
+ * The data path slots of a transport that moves no data, as the tail of
+ * its designated initialiser (after .iface_progress):
+ *     .iface_progress = ..., UCT_IFACE_OPS_NO_DATA_PATH
+ */
+#define UCT_IFACE_OPS_NO_DATA_PATH \
+    .ep_am_short = uct_ep_am_short_unsupported, \
+    .ep_am_short_iov = uct_ep_am_short_iov_unsupported, \
+    .ep_am_bcopy = uct_ep_am_bcopy_unsupported, \
+    .ep_am_zcopy = uct_ep_am_zcopy_unsupported, \
+    .ep_put_short = uct_ep_put_short_unsupported, \
+    .ep_put_bcopy = uct_ep_put_bcopy_unsupported, \
+    .ep_put_zcopy = uct_ep_put_zcopy_unsupported, \
+    .ep_get_short = uct_ep_get_short_unsupported, \
+    .ep_get_bcopy = uct_ep_get_bcopy_unsupported, \
+    .ep_get_zcopy = uct_ep_get_zcopy_unsupported, \
+    .ep_atomic_cswap64 = uct_ep_atomic_cswap64_unsupported, \
+    .ep_atomic_cswap32 = uct_ep_atomic_cswap32_unsupported, \
+    .ep_atomic32_post = uct_ep_atomic32_post_unsupported, \
+    .ep_atomic64_post = uct_ep_atomic64_post_unsupported, \
+    .ep_atomic32_fetch = uct_ep_atomic32_fetch_unsupported, \
+    .ep_atomic64_fetch = uct_ep_atomic64_fetch_unsupported, \
+    .ep_pending_add = uct_ep_pending_add_unsupported, \
+    .ep_pending_purge = uct_ep_pending_purge_unsupported, \
+    .ep_flush = uct_ep_flush_unsupported, \
+    .ep_fence = uct_ep_fence_unsupported, \
+    .ep_check = uct_ep_check_unsupported, \
+    .iface_flush = uct_iface_flush_unsupported, \
+    .iface_fence = uct_iface_fence_unsupported, \
+    .iface_event_fd_get = uct_iface_event_fd_get_unsupported, \
+    .iface_event_arm = uct_iface_event_arm_unsupported
+
 
 
 /** Base of every interface. */
 struct uct_iface {
     const uct_iface_ops_t *ops;
 };
+
+/*
+ * Receive descriptors (UCT_CB_PARAM_FLAG_DESC): the pointer an active
+ * message callback gets is preceded by a pointer to the uct_recv_desc_t
+ * whose cb releases it:
+ *
+ *     [ uct_recv_desc_t* | desc (rx_headroom bytes, then the data) ]
+ */
+typedef struct uct_recv_desc uct_recv_desc_t;
+typedef void (*uct_desc_release_callback_t)(uct_recv_desc_t *self, void *desc);
+
+struct uct_recv_desc {
+    uct_desc_release_callback_t cb;
+};
+
+static inline uct_recv_desc_t *&uct_recv_desc_of(void *desc)
+{
+    return *(static_cast<uct_recv_desc_t**>(desc) - 1);
+}
+
+/* One active message id's handler */
+typedef struct uct_am_handler {
+    uct_am_callback_t cb;
+    void              *arg;
+    uint32_t          flags;
+} uct_am_handler_t;
 
 /** Base of every endpoint; the transport sets iface in ep_create. */
 struct uct_ep {
@@ -131,7 +280,26 @@ typedef struct uct_base_iface : uct_iface {
 
     unsigned            progress_flags;    /**< UCT_PROGRESS_SEND/RECV enabled */
     uct_worker_cb_id_t  progress_id;       /**< worker callback, or ID_NULL */
+    uct_am_handler_t    am[UCT_AM_ID_MAX]; /**< by id; a stub that warns */
 } uct_base_iface_t;
+
+/** Deliver an active message to the handler of @a id (< UCT_AM_ID_MAX). */
+static inline ucs_status_t
+uct_iface_invoke_am(uct_base_iface_t *iface, uint8_t id, void *data,
+                    size_t length, unsigned flags)
+{
+    return iface->am[id].cb(iface->am[id].arg, data, length, flags);
+}
+
+/** Complete one operation of @a comp (if any) with @a status. */
+static inline void uct_invoke_completion(uct_completion_t *comp,
+                                         ucs_status_t status)
+{
+    uct_completion_update_status(comp, status);
+    if (--comp->count == 0) {
+        comp->func(comp);
+    }
+}
 
 /**
  * Initialise the base part of an interface: @a ops, owners, the optional
@@ -198,5 +366,76 @@ ucs_status_t uct_ep_connect_to_ep_v2_unsupported(
 
 /** Nothing to progress: 0. */
 unsigned uct_iface_progress_nop(uct_iface_h iface);
+
+/* Stubs for the data path slots: UCS_ERR_UNSUPPORTED (purge: nothing) */
+ucs_status_t uct_ep_am_short_unsupported(uct_ep_h, uint8_t, uint64_t,
+        const void*, unsigned);
+
+ucs_status_t uct_ep_am_short_iov_unsupported(uct_ep_h, uint8_t,
+        const uct_iov_t*, size_t);
+
+ssize_t uct_ep_am_bcopy_unsupported(uct_ep_h, uint8_t, uct_pack_callback_t,
+        void*, unsigned);
+
+ucs_status_t uct_ep_am_zcopy_unsupported(uct_ep_h, uint8_t, const void*,
+        unsigned, const uct_iov_t*, size_t, unsigned, uct_completion_t*);
+
+ucs_status_t uct_ep_put_short_unsupported(uct_ep_h, const void*, unsigned,
+        uint64_t, uct_rkey_t);
+
+ssize_t uct_ep_put_bcopy_unsupported(uct_ep_h, uct_pack_callback_t, void*,
+        uint64_t, uct_rkey_t);
+
+ucs_status_t uct_ep_put_zcopy_unsupported(uct_ep_h, const uct_iov_t*, size_t,
+        uint64_t, uct_rkey_t, uct_completion_t*);
+
+ucs_status_t uct_ep_get_short_unsupported(uct_ep_h, void*, unsigned, uint64_t,
+        uct_rkey_t);
+
+ucs_status_t uct_ep_get_bcopy_unsupported(uct_ep_h, uct_unpack_callback_t,
+        void*, size_t, uint64_t, uct_rkey_t, uct_completion_t*);
+
+ucs_status_t uct_ep_get_zcopy_unsupported(uct_ep_h, const uct_iov_t*, size_t,
+        uint64_t, uct_rkey_t, uct_completion_t*);
+
+ucs_status_t uct_ep_atomic_cswap64_unsupported(uct_ep_h, uint64_t, uint64_t,
+        uint64_t, uct_rkey_t, uint64_t*, uct_completion_t*);
+
+ucs_status_t uct_ep_atomic_cswap32_unsupported(uct_ep_h, uint32_t, uint32_t,
+        uint64_t, uct_rkey_t, uint32_t*, uct_completion_t*);
+
+ucs_status_t uct_ep_atomic32_post_unsupported(uct_ep_h, uct_atomic_op_t,
+        uint32_t, uint64_t, uct_rkey_t);
+
+ucs_status_t uct_ep_atomic64_post_unsupported(uct_ep_h, uct_atomic_op_t,
+        uint64_t, uint64_t, uct_rkey_t);
+
+ucs_status_t uct_ep_atomic32_fetch_unsupported(uct_ep_h, uct_atomic_op_t,
+        uint32_t, uint32_t*, uint64_t, uct_rkey_t, uct_completion_t*);
+
+ucs_status_t uct_ep_atomic64_fetch_unsupported(uct_ep_h, uct_atomic_op_t,
+        uint64_t, uint64_t*, uint64_t, uct_rkey_t, uct_completion_t*);
+
+ucs_status_t uct_ep_pending_add_unsupported(uct_ep_h, uct_pending_req_t*,
+        unsigned);
+
+void uct_ep_pending_purge_unsupported(uct_ep_h, uct_pending_purge_callback_t,
+        void*);
+
+ucs_status_t uct_ep_flush_unsupported(uct_ep_h, unsigned, uct_completion_t*);
+
+ucs_status_t uct_ep_fence_unsupported(uct_ep_h, unsigned);
+
+ucs_status_t uct_ep_check_unsupported(uct_ep_h, unsigned, uct_completion_t*);
+
+ucs_status_t uct_iface_flush_unsupported(uct_iface_h, unsigned,
+        uct_completion_t*);
+
+ucs_status_t uct_iface_fence_unsupported(uct_iface_h, unsigned);
+
+ucs_status_t uct_iface_event_fd_get_unsupported(uct_iface_h, int*);
+
+ucs_status_t uct_iface_event_arm_unsupported(uct_iface_h, unsigned);
+
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * gtest entry point: gtest's own filters (--gtest_filter, GTEST_FILTER), a
- * watchdog per test, and a closing line "N passed, N failed, N skipped".
+ * watchdog per test, and a closing line "N passed, N failed, N skipped"
+ * that counts every iteration of --gtest_repeat (gtest's own counters cover
+ * only the last one, so a failure in an earlier iteration would be lost).
  *
  * UCS_GTEST_TIMEOUT sets the per-test limit in seconds before scaling
  * (default 60); it is scaled by 20 under valgrind and 3 under ASan.
@@ -21,6 +23,21 @@ double watchdog_limit_sec()
     return ((limit > 0) ? limit : 60.0) * ucs::test_time_multiplier();
 }
 
+/* Test results summed over the iterations of --gtest_repeat */
+class run_totals : public ::testing::EmptyTestEventListener {
+public:
+    void OnTestIterationEnd(const ::testing::UnitTest &ut, int) override
+    {
+        passed  += ut.successful_test_count();
+        failed  += ut.failed_test_count();
+        skipped += ut.skipped_test_count();
+    }
+
+    int passed  = 0;
+    int failed  = 0;
+    int skipped = 0;
+};
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -29,14 +46,17 @@ int main(int argc, char **argv)
     /* fork()-style death tests are unsafe with the watchdog thread */
     GTEST_FLAG_SET(death_test_style, "threadsafe");
 
-    auto *dog = new ucs::watchdog(watchdog_limit_sec());
-    ::testing::UnitTest::GetInstance()->listeners().Append(dog); /* owns it */
+    auto *dog       = new ucs::watchdog(watchdog_limit_sec());
+    auto *totals    = new run_totals();
+    auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+
+    listeners.Append(dog); /* gtest owns its listeners */
+    listeners.Append(totals);
 
     int rc = RUN_ALL_TESTS();
 
-    const ::testing::UnitTest *ut = ::testing::UnitTest::GetInstance();
-    printf("%d passed, %d failed, %d skipped\n", ut->successful_test_count(),
-           ut->failed_test_count(), ut->skipped_test_count());
+    printf("%d passed, %d failed, %d skipped\n", totals->passed,
+           totals->failed, totals->skipped);
     fflush(stdout);
     return rc;
 }

@@ -23,6 +23,9 @@ double test_time_multiplier()
 #ifdef UCS_ENABLE_ASAN
     factor *= 3.0;
 #endif
+#ifdef UCS_ENABLE_TSAN
+    factor *= 5.0;
+#endif
     return factor;
 }
 

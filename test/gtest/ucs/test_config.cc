@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -48,6 +49,30 @@ ucs_config_field_t test_table[] = {
     {"DEVS",    "",      "Devices.",      offsetof(test_opts, devs),    UCS_CONFIG_TYPE_STRING_ARRAY},
     {"SUB_",    "",      "Sub-table.",    offsetof(test_opts, sub),     UCS_CONFIG_TYPE_TABLE(sub_table)},
     UCS_CONFIG_EMPTY_FIELD
+};
+
+/* A registered table for the lifetime of the object: a failed assertion
+ * must not leave the registry pointing at a table that has gone out of
+ * scope, where every later listing of all tables would read it */
+class scoped_table_registration {
+public:
+    explicit scoped_table_registration(const ucs_config_table_entry_t *entry) :
+        m_entry(entry)
+    {
+        ucs_config_register_table(m_entry);
+    }
+
+    ~scoped_table_registration()
+    {
+        ucs_config_unregister_table(m_entry);
+    }
+
+    scoped_table_registration(const scoped_table_registration&) = delete;
+    scoped_table_registration &
+    operator=(const scoped_table_registration&) = delete;
+
+private:
+    const ucs_config_table_entry_t *m_entry;
 };
 
 } // namespace
@@ -282,13 +307,12 @@ TEST_F(test_config, print_lists_doc_syntax_and_value)
 
 TEST_F(test_config, registered_tables_are_listed_and_checked)
 {
-    ucs_config_table_entry_t entry = {"gtest table", "GTEST_", test_table,
-                                      sizeof(test_opts)};
-    char   *buf  = nullptr;
-    size_t size  = 0;
-    FILE   *file;
-
-    ucs_config_register_table(&entry);
+    const ucs_config_table_entry_t entry = {"gtest table", "GTEST_",
+                                            test_table, sizeof(test_opts)};
+    scoped_table_registration      registration(&entry);
+    char                           *buf  = nullptr;
+    size_t                         size  = 0;
+    FILE                           *file;
 
     file = open_memstream(&buf, &size);
     ucs_config_parser_print_all_opts(file, "UCX_");
@@ -301,22 +325,27 @@ TEST_F(test_config, registered_tables_are_listed_and_checked)
     EXPECT_NE(std::string::npos, out.find("UCX_LOG_LEVEL=")) << out;
     EXPECT_NE(std::string::npos, out.find("UCX_MODULE_DIR=")) << out;
 
-    /* A private prefix keeps the check independent of the real environment */
+    /* A private prefix keeps the check independent of the real environment.
+     * The parser warns about a variable once per process, by contract, so
+     * each run of this test in the process (--gtest_repeat) has a prefix of
+     * its own instead of one an earlier run was already warned about. */
+    static unsigned   run  = 0;
+    const std::string env  = "GTESTENV" + std::to_string(++run) + "_";
+    const std::string typo = env + "GTEST_NUMM";
+
     {
-        ucs::scoped_setenv      known("GTESTENV_GTEST_NUM", "1");
-        ucs::scoped_setenv      known_generic("GTESTENV_COUNT", "1");
-        ucs::scoped_setenv      typo("GTESTENV_GTEST_NUMM", "1");
+        ucs::scoped_setenv      known((env + "GTEST_NUM").c_str(), "1");
+        ucs::scoped_setenv      known_generic((env + "COUNT").c_str(), "1");
+        ucs::scoped_setenv      unknown(typo.c_str(), "1");
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
 
-        EXPECT_EQ(1u, ucs_config_parser_warn_unused_env_vars("GTESTENV_"));
-        EXPECT_EQ(0u, ucs_config_parser_warn_unused_env_vars("GTESTENV_"));
+        EXPECT_EQ(1u, ucs_config_parser_warn_unused_env_vars(env.c_str()));
+        EXPECT_EQ(0u, ucs_config_parser_warn_unused_env_vars(env.c_str()));
         ASSERT_EQ(1u, capture.count(UCS_LOG_LEVEL_WARN,
-                                    "unused environment variable: "
-                                    "GTESTENV_GTEST_NUMM")) << capture.dump();
+                                    "unused environment variable: " + typo +
+                                    " ")) << capture.dump();
         EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
     }
-
-    ucs_config_unregister_table(&entry);
 }
 
 TEST_F(test_config, global_log_level_knob)

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 
@@ -65,6 +66,21 @@ protected:
         m_files.push_back(path);
     }
 
+    /* A copy is a new object to the dynamic linker, unlike a link */
+    void add_copy(const std::string &name, const std::string &source)
+    {
+        std::string   path = m_dir + "/" + name;
+        std::ifstream in(source, std::ios::binary);
+        std::ofstream out(path, std::ios::binary);
+
+        ASSERT_TRUE(in.is_open()) << source << ": " << strerror(errno);
+        ASSERT_TRUE(out.is_open()) << path << ": " << strerror(errno);
+        m_files.push_back(path);
+        out << in.rdbuf();
+        out.close();
+        ASSERT_TRUE(out.good()) << path << ": write failed";
+    }
+
     void add_link(const std::string &name, const std::string &target)
     {
         std::string path = m_dir + "/" + name;
@@ -102,41 +118,50 @@ TEST_F(test_module, default_dir_is_next_to_libucs)
 
 TEST_F(test_module, loads_good_skips_bad_quietly)
 {
-    const std::string good = std::string(GTEST_MODULE_DIR) + "/libgtestfw_good.so";
+    /* A loaded module stays loaded (RTLD_NODELETE: its constructors have
+     * registered things), so this process can load a given module once.
+     * Each run of the test in the process (--gtest_repeat) therefore loads
+     * a framework of its own, from a copy of the good module: an object
+     * whose init has never run. */
+    static unsigned   run  = 0;
+    const std::string fw   = "gtestfw" + std::to_string(++run);
+    const std::string good = m_dir + "/lib" + fw + "_good.so";
 
-    add_link("libgtestfw_good.so", good);
-    add_link("libgtestfw_failinit.so",
+    add_copy("lib" + fw + "_good.so",
+             std::string(GTEST_MODULE_DIR) + "/libgtestfw_good.so");
+    add_link("lib" + fw + "_failinit.so",
              std::string(GTEST_MODULE_DIR) + "/libgtestfw_failinit.so");
-    add_file("libgtestfw_broken.so", "this is not an ELF file\n");
+    add_file("lib" + fw + "_broken.so", "this is not an ELF file\n");
     add_file("libotherfw_ignored.so", "not ours\n");
     use_module_dir(m_dir);
 
     ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
     ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
 
-    EXPECT_EQ(1u, ucs_modules_load("gtestfw"));
-    EXPECT_EQ(0u, ucs_modules_load("gtestfw")) << "loads once per process";
+    EXPECT_EQ(1u, ucs_modules_load(fw.c_str()));
+    EXPECT_EQ(0u, ucs_modules_load(fw.c_str())) << "a second call is a no-op";
 
-    EXPECT_TRUE(ucs_module_is_loaded("gtestfw", "good"));
-    EXPECT_FALSE(ucs_module_is_loaded("gtestfw", "broken"));
-    EXPECT_FALSE(ucs_module_is_loaded("gtestfw", "failinit"));
+    EXPECT_TRUE(ucs_module_is_loaded(fw.c_str(), "good"));
+    EXPECT_FALSE(ucs_module_is_loaded(fw.c_str(), "broken"));
+    EXPECT_FALSE(ucs_module_is_loaded(fw.c_str(), "failinit"));
     EXPECT_FALSE(ucs_module_is_loaded("otherfw", "ignored"));
 
     EXPECT_EQ(0u, capture.count(UCS_LOG_LEVEL_ERROR)) << capture.dump();
     EXPECT_EQ(0u, capture.count(UCS_LOG_LEVEL_WARN)) << capture.dump();
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG,
-                                "libgtestfw_broken.so not loaded: ")) << capture.dump();
+                                "lib" + fw + "_broken.so not loaded: "))
+            << capture.dump();
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG,
-                                "libgtestfw_failinit.so not loaded: "
+                                "lib" + fw + "_failinit.so not loaded: "
                                 "initialization failed")) << capture.dump();
 
-    /* The module's init ran: ask the module itself */
+    /* The module's init ran, once for both calls: ask the module itself */
     void *handle = dlopen(good.c_str(), RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(nullptr, handle);
-    auto initialized = reinterpret_cast<int (*)()>(
-            dlsym(handle, "gtest_module_initialized"));
-    ASSERT_NE(nullptr, initialized);
-    EXPECT_EQ(1, initialized());
+    auto init_calls = reinterpret_cast<int (*)()>(
+            dlsym(handle, "gtest_module_init_calls"));
+    ASSERT_NE(nullptr, init_calls);
+    EXPECT_EQ(1, init_calls());
     dlclose(handle);
 
     EXPECT_EQ(nullptr, dlerror()) << "a dlerror() string was left pending";
@@ -170,4 +195,24 @@ TEST_F(test_module, missing_directory_is_not_an_error)
     EXPECT_EQ(0u, ucs_modules_load("gtestfw_nodir"));
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "does-not-exist: No such "
                                 "file or directory")) << capture.dump();
+}
+
+TEST_F(test_module, each_directory_is_scanned_once_per_framework)
+{
+    use_module_dir(m_dir + "/first-missing");
+    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
+
+    EXPECT_EQ(0u, ucs_modules_load("gtestfw_rescan"));
+    EXPECT_EQ(0u, ucs_modules_load("gtestfw_rescan"));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "first-missing: No such "
+                                "file or directory")) << capture.dump();
+
+    /* A directory named since the last call is scanned by the next one */
+    use_module_dir(m_dir + "/second-missing");
+    EXPECT_EQ(0u, ucs_modules_load("gtestfw_rescan"));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "second-missing: No such "
+                                "file or directory")) << capture.dump();
+    EXPECT_EQ(2u, capture.count(UCS_LOG_LEVEL_DEBUG, "no gtestfw_rescan "
+                                "modules")) << capture.dump();
 }

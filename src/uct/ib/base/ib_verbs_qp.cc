@@ -12,12 +12,6 @@ ucs_status_t uct_ib_verbs_qp::create(const uct_ib_device &dev, uint8_t port_num,
                                      unsigned rq_len, uct_ib_verbs_qp **qp_p)
 {
     struct ibv_qp_init_attr attr = {};
-    uct_ib_verbs_qp         *qp;
-
-    qp = new (std::nothrow) uct_ib_verbs_qp(dev, port_num);
-    if (qp == nullptr) {
-        return UCS_ERR_NO_MEMORY;
-    }
 
     attr.send_cq          = send_cq;
     attr.recv_cq          = recv_cq;
@@ -26,8 +20,42 @@ ucs_status_t uct_ib_verbs_qp::create(const uct_ib_device &dev, uint8_t port_num,
     attr.cap.max_recv_wr  = rq_len;
     attr.cap.max_send_sge = 1;
     attr.cap.max_recv_sge = 1;
+    return create(dev, port_num, pd, &attr, qp_p);
+}
 
-    qp->m_qp = uct_ib_glue->create_qp(pd, &attr);
+ucs_status_t uct_ib_verbs_qp::create(const uct_ib_device &dev, uint8_t port_num,
+                                     struct ibv_pd *pd, struct ibv_cq *send_cq,
+                                     struct ibv_cq *recv_cq, struct ibv_srq *srq,
+                                     unsigned sq_len, unsigned max_inline,
+                                     unsigned max_sge, uct_ib_verbs_qp **qp_p)
+{
+    struct ibv_qp_init_attr attr = {};
+
+    attr.send_cq             = send_cq;
+    attr.recv_cq             = recv_cq;
+    attr.srq                 = srq;
+    attr.qp_type             = IBV_QPT_RC;
+    attr.cap.max_send_wr     = sq_len;
+    attr.cap.max_send_sge    = max_sge;
+    attr.cap.max_inline_data = max_inline;
+    return create(dev, port_num, pd, &attr, qp_p);
+}
+
+ucs_status_t uct_ib_verbs_qp::create(const uct_ib_device &dev, uint8_t port_num,
+                                     struct ibv_pd *pd,
+                                     struct ibv_qp_init_attr *attr,
+                                     uct_ib_verbs_qp **qp_p)
+{
+    const unsigned  sq_len = attr->cap.max_send_wr;
+    const unsigned  rq_len = attr->cap.max_recv_wr;
+    uct_ib_verbs_qp *qp;
+
+    qp = new (std::nothrow) uct_ib_verbs_qp(dev, port_num);
+    if (qp == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    qp->m_qp = uct_ib_glue->create_qp(pd, attr);
     if (qp->m_qp == nullptr) {
         ucs_error("create_qp(%s, RC sq %u rq %u) failed: %m",
                   dev.port_name(port_num).c_str(), sq_len, rq_len);

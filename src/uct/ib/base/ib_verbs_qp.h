@@ -25,6 +25,14 @@ public:
     create(const uct_ib_device &dev, uint8_t port_num, struct ibv_pd *pd,
            struct ibv_cq *send_cq, struct ibv_cq *recv_cq, unsigned sq_len,
            unsigned rq_len, uct_ib_verbs_qp **qp_p);
+
+    /** The same, receiving from @a srq, with @a max_inline bytes of inline
+     *  data and @a max_sge gather entries per send */
+    [[nodiscard]] static ucs_status_t
+    create(const uct_ib_device &dev, uint8_t port_num, struct ibv_pd *pd,
+           struct ibv_cq *send_cq, struct ibv_cq *recv_cq, struct ibv_srq *srq,
+           unsigned sq_len, unsigned max_inline, unsigned max_sge,
+           uct_ib_verbs_qp **qp_p);
     ~uct_ib_verbs_qp();
 
     uct_ib_verbs_qp(const uct_ib_verbs_qp&)            = delete;
@@ -45,6 +53,10 @@ private:
         m_dev(dev), m_port_num(port_num)
     {
     }
+
+    static ucs_status_t create(const uct_ib_device &dev, uint8_t port_num,
+                               struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+                               uct_ib_verbs_qp **qp_p);
 
     ucs_status_t modify(struct ibv_qp_attr *attr, int mask, const char *to);
 

@@ -76,6 +76,7 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
     params.uar_page      = attr->uar_page;
     params.log_sq_size   = ucs_ilog2(attr->sq_wqe_cnt);
     params.has_rq        = attr->rq_wqe_cnt != 0;
+    params.srqn          = params.has_rq ? 0 : attr->srqn;
     params.log_rq_size   = ucs_ilog2(attr->rq_wqe_cnt);
     params.log_rq_stride = ucs_ilog2(rq_stride / 16);
     params.umem_id       = qp->m_umem->umem_id;
@@ -96,7 +97,13 @@ ucs_status_t uct_ib_mlx5_devx_qp::create(const uct_ib_device &dev,
         return status;
     }
 
-    qp->m_qpn = uct_mlx5_prm_get<uct_mlx5_prm::create_qp_out::qpn>(out.data());
+    qp->m_qpn        = uct_mlx5_prm_get<uct_mlx5_prm::create_qp_out::qpn>(out.data());
+    qp->m_sq_buf     = static_cast<uint8_t*>(qp->m_buf) +
+                       attr->rq_wqe_cnt * rq_stride;
+    qp->m_sq_wqe_cnt = attr->sq_wqe_cnt;
+    qp->m_dbrec      = reinterpret_cast<uint32_t*>(
+                               static_cast<uint8_t*>(qp->m_buf) +
+                               params.dbr_offset);
     ucs_debug("%s: created qp 0x%x (sq %u rq %u)", qp->dev_name(), qp->m_qpn,
               attr->sq_wqe_cnt, attr->rq_wqe_cnt);
     *qp_p = qp;

@@ -19,6 +19,7 @@ typedef struct uct_ib_mlx5_devx_qp_attr {
     uint32_t uar_page;
     unsigned sq_wqe_cnt;      /* WQEBBs, a power of two */
     unsigned rq_wqe_cnt;      /* a power of two, 0 for no receive queue */
+    uint32_t srqn;            /* without a receive queue: this SRQ, if not 0 */
 } uct_ib_mlx5_devx_qp_attr_t;
 
 class uct_ib_mlx5_devx_qp {
@@ -38,6 +39,12 @@ public:
     const char          *dev_name() const { return m_dev_name.c_str(); }
     /* The state after the last successful transition. */
     unsigned            state() const { return m_state; }
+    /* The send queue the device reads: sq_wqe_cnt() 64-byte basic blocks
+     * at sq_buf(), and the doorbell records (dbrec()[0] receive, [1] send) */
+    void                *sq_buf() const { return m_sq_buf; }
+    unsigned            sq_wqe_cnt() const { return m_sq_wqe_cnt; }
+    uint32_t            *dbrec() const { return m_dbrec; }
+
     /* False once a transition failed in firmware and the QP was not reset
      * since: only reinit() or destroy remain. */
     bool                usable() const { return m_usable; }
@@ -76,6 +83,9 @@ private:
     uct_ib_mlx5_rdma_access_t m_access = {};
     void                    *m_buf     = nullptr;
     size_t                  m_buf_len  = 0;
+    void                    *m_sq_buf  = nullptr;
+    unsigned                m_sq_wqe_cnt = 0;
+    uint32_t                *m_dbrec   = nullptr;
     struct mlx5dv_devx_umem *m_umem    = nullptr;
     struct mlx5dv_devx_obj  *m_obj     = nullptr;
 };

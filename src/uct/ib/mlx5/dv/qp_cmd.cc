@@ -23,6 +23,7 @@ using rtr2rts_path = at<rtr2rts_qp_in::qpc, qpc::primary_address_path, F>;
 
 constexpr unsigned pm_state_migrated = 0x3;
 constexpr unsigned rq_type_regular   = 0x0;
+constexpr unsigned rq_type_srq       = 0x1;
 constexpr unsigned rq_type_zero_len  = 0x3;
 
 /* The status of a built command: a field that could not hold its value
@@ -60,6 +61,9 @@ ucs_status_t uct_ib_mlx5_build_create_qp(const char *dev_name,
         w.set<create_qpc<qpc::rq_type>>(rq_type_regular);
         w.set<create_qpc<qpc::log_rq_size>>(params->log_rq_size);
         w.set<create_qpc<qpc::log_rq_stride>>(params->log_rq_stride);
+    } else if (params->srqn != 0) {
+        w.set<create_qpc<qpc::rq_type>>(rq_type_srq);
+        w.set<create_qpc<qpc::srqn_rmpn_xrqn>>(params->srqn);
     } else {
         w.set<create_qpc<qpc::rq_type>>(rq_type_zero_len);
     }

@@ -35,7 +35,9 @@ typedef struct uct_ib_mlx5_create_qp_params {
     unsigned log_sq_size;      /* WQEBBs */
     unsigned log_rq_size;      /* receive WQEs; ignored without an RQ */
     unsigned log_rq_stride;    /* log2(stride / 16) */
-    bool     has_rq;           /* false: zero-length RQ */
+    bool     has_rq;           /* false: zero-length RQ, or the SRQ below */
+    uint32_t srqn;             /* without an RQ: receive from this SRQ, if
+                                  not 0 */
     uint32_t umem_id;          /* WQ buffer: RQ first, then SQ */
     uint64_t dbr_offset;       /* doorbell record, in the same umem */
 } uct_ib_mlx5_create_qp_params_t;

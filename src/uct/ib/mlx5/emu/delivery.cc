@@ -13,21 +13,41 @@ namespace uct_ib_emu {
 
 namespace {
 
-/* The active Ethernet port of fabric that has gid with the given type */
-const port *find_eth_port(const emu_state &s, const std::string &fabric,
+bool eth_port_has(const port &p, const std::string &fabric, uint32_t index,
+                  const uct_ib_emu_gid_t &gid, enum ibv_gid_type type)
+{
+    const gid_slot *slot = p.gid(index);
+
+    return p.is_eth() && (p.state == IBV_PORT_ACTIVE) &&
+           (p.fabric == fabric) && (slot != nullptr) && (slot->type == type) &&
+           (gid_key(slot->gid) == gid);
+}
+
+/*
+ * The active Ethernet port of fabric that has gid with the given type. The
+ * requester's hint (where the GID was last found) is checked first: GID
+ * tables change only with the topology, which outlives no QP, so a hint
+ * that still matches is the answer a full search would give.
+ */
+const port *find_eth_port(const emu_state &s, const qp *q,
+                          const std::string &fabric,
                           const uct_ib_emu_gid_t &gid, enum ibv_gid_type type,
                           const device **dev_p)
 {
+    route_hint &hint = q->route;
+
+    if ((hint.dev != nullptr) &&
+        eth_port_has(hint.dev->ports[hint.port - 1], fabric, hint.gid_index,
+                     gid, type)) {
+        *dev_p = hint.dev;
+        return &hint.dev->ports[hint.port - 1];
+    }
+
     for (const auto &dev : s.devices) {
         for (const port &p : dev->ports) {
-            if (!p.is_eth() || (p.fabric != fabric) ||
-                (p.state != IBV_PORT_ACTIVE)) {
-                continue;
-            }
-
-            for (const gid_slot &slot : p.gids) {
-                if (slot.valid && (slot.type == type) &&
-                    (gid_key(slot.gid) == gid)) {
+            for (uint32_t i = 0; i < p.gids.size(); ++i) {
+                if (eth_port_has(p, fabric, i, gid, type)) {
+                    hint   = {dev.get(), p.num, i};
                     *dev_p = dev.get();
                     return &p;
                 }
@@ -58,14 +78,14 @@ const port *find_ib_port(const emu_state &s, const std::string &fabric,
 } // namespace
 
 
-uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p)
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p)
 {
     const device *src_dev = q->ctx->dev;
     const port *src_port  = src_dev->get_port(q->port);
     const device *dst_dev = nullptr;
     const port *dst_port;
     const gid_slot *sgid;
-    const qp *dst;
+    qp *dst;
 
     if ((src_port == nullptr) || (src_port->state != IBV_PORT_ACTIVE)) {
         return UCT_IB_EMU_DROP_NO_ROUTE;
@@ -78,7 +98,7 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p)
             return UCT_IB_EMU_DROP_NO_ROUTE;
         }
 
-        dst_port = find_eth_port(s, src_port->fabric, q->path.rgid,
+        dst_port = find_eth_port(s, q, src_port->fabric, q->path.rgid,
                                  sgid->type, &dst_dev);
         if (dst_port == nullptr) {
             return UCT_IB_EMU_DROP_NO_ROUTE;
@@ -118,6 +138,25 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p)
     return UCT_IB_EMU_DROP_NONE;
 }
 
+uct_ib_emu_drop_t deliver_packet(const emu_state &s, const qp *q,
+                                 uint32_t payload_len, qp **dst_p)
+{
+    uct_ib_emu_drop_t reason = deliver(s, q, dst_p);
+
+    if ((reason == UCT_IB_EMU_DROP_NONE) &&
+        (payload_len > mtu_bytes((*dst_p)->mtu))) {
+        return UCT_IB_EMU_DROP_MTU;
+    }
+
+    return reason;
+}
+
+uint32_t mtu_bytes(uint8_t mtu)
+{
+    /* IB encoding: 1 = 256 ... 5 = 4096 */
+    return ((mtu >= 1) && (mtu <= 5)) ? (128u << mtu) : 0;
+}
+
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason)
 {
     ++s.drops[reason];
@@ -148,6 +187,8 @@ const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
         return "remote QP not ready to receive";
     case UCT_IB_EMU_DROP_NOT_LOOPBACK:
         return "memory registration on a QP not connected to itself";
+    case UCT_IB_EMU_DROP_MTU:
+        return "packet larger than the responder's path MTU";
     default:
         return "unknown";
     }

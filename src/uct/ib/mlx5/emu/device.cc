@@ -174,7 +174,9 @@ const char *emu_get_device_name(struct ibv_device *ibdev)
     return ibdev->name;
 }
 
-struct ibv_context *emu_open_device(struct ibv_device *ibdev)
+namespace {
+
+struct ibv_context *open_device(struct ibv_device *ibdev)
 {
     emu_state &s = state();
     guard g(s.lock);
@@ -190,8 +192,8 @@ struct ibv_context *emu_open_device(struct ibv_device *ibdev)
     return (ctx != nullptr) ? &ctx->ibv : nullptr;
 }
 
-struct ibv_context *emu_mlx5dv_open_device(struct ibv_device *ibdev,
-                                           struct mlx5dv_context_attr *attr)
+struct ibv_context *dv_open_device(struct ibv_device *ibdev,
+                                   struct mlx5dv_context_attr *attr)
 {
     emu_state &s = state();
     guard g(s.lock);
@@ -219,7 +221,7 @@ struct ibv_context *emu_mlx5dv_open_device(struct ibv_device *ibdev,
     return (ctx != nullptr) ? &ctx->ibv : nullptr;
 }
 
-int emu_close_device(struct ibv_context *ibctx)
+int close_device(struct ibv_context *ibctx)
 {
     emu_state &s = state();
     guard g(s.lock);
@@ -237,6 +239,38 @@ int emu_close_device(struct ibv_context *ibctx)
 
     context_destroy_locked(s, ctx);
     return 0;
+}
+
+} // namespace
+
+/* The engine runs while a context is open */
+struct ibv_context *emu_open_device(struct ibv_device *ibdev)
+{
+    struct ibv_context *ctx = open_device(ibdev);
+
+    if (ctx != nullptr) {
+        engine_context_opened();
+    }
+    return ctx;
+}
+
+struct ibv_context *emu_mlx5dv_open_device(struct ibv_device *ibdev,
+                                           struct mlx5dv_context_attr *attr)
+{
+    struct ibv_context *ctx = dv_open_device(ibdev, attr);
+
+    if (ctx != nullptr) {
+        engine_context_opened();
+    }
+    return ctx;
+}
+
+int emu_close_device(struct ibv_context *ibctx)
+{
+    int ret = close_device(ibctx);
+
+    engine_context_closed();
+    return ret;
 }
 
 int emu_query_device(struct ibv_context *ibctx, struct ibv_device_attr *attr)

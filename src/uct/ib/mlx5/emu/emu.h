@@ -208,6 +208,8 @@ enum uct_ib_emu_drop_t {
     UCT_IB_EMU_DROP_QP_STATE,     /* the remote QP is not RTR or RTS */
     UCT_IB_EMU_DROP_NOT_LOOPBACK, /* a memory registration work request on a
                                      QP that is not connected to itself */
+    UCT_IB_EMU_DROP_MTU,          /* a packet larger than the responder's
+                                     path MTU */
     UCT_IB_EMU_DROP_LAST
 };
 
@@ -239,10 +241,22 @@ struct uct_ib_emu_counters_t {
     /* Indirect mkeys that exist now */
     unsigned mkeys_alive = 0;
 
+    /* The engine: request and response packets sent and delivered (a
+     * message above the path MTU is several), retransmissions after an ack
+     * timeout, RNR NAKs received, CQEs lost to a full CQ, error CQEs by
+     * syndrome (MLX5_CQE_SYNDROME_*) */
+    uint64_t packets_sent      = 0;
+    uint64_t packets_delivered = 0;
+    uint64_t retries           = 0;
+    uint64_t rnr_naks          = 0;
+    uint64_t cq_overruns       = 0;
+    std::map<uint8_t, uint64_t> err_cqes;
+
     uint64_t cmd_count(uint16_t opcode) const;
     uint64_t cmd_failed_count(uint16_t opcode) const;
     unsigned qp_count(uint8_t state) const;
     uint64_t drop_count(uct_ib_emu_drop_t reason) const;
+    uint64_t err_cqe_count(uint8_t syndrome) const;
 };
 
 /* A snapshot of the counters */
@@ -252,6 +266,35 @@ uct_ib_emu_counters_t uct_ib_emu_counters();
  * the live counts (ah_alive, qps_by_state, mkeys_alive) always describe the
  * current state */
 void uct_ib_emu_counters_reset();
+
+
+/* ------------------------------------------------------------------------
+ * The engine: the device executes what is posted to its queues (WQEs in the
+ * send and receive rings, noticed through the doorbell records) and writes
+ * CQEs. By default it runs on a thread while a device context is open; in
+ * step mode it runs only when a test asks, and its clock moves only by
+ * uct_ib_emu_clock_advance, so every outcome is deterministic.
+ */
+
+/* Step mode on (the thread is joined) or off (the thread runs while a
+ * context is open). Survives uct_ib_emu_reset(). */
+ucs_status_t uct_ib_emu_engine_set_step_mode(bool step_mode);
+
+/* One pass over every queue; whether it did any work */
+bool uct_ib_emu_engine_step();
+
+/* Passes until one does no work (timers in the future are not work); the
+ * number of passes that did work */
+unsigned uct_ib_emu_engine_run();
+
+/* The emulator's clock, in nanoseconds, and a jump forward (step mode) */
+uint64_t uct_ib_emu_clock_now();
+void uct_ib_emu_clock_advance(uint64_t ns);
+
+/* How much faster than real time the clock runs on the thread; the default
+ * is UCX_IB_EMU_CLOCK_SCALE (1), restored by uct_ib_emu_reset().
+ * UCS_ERR_INVALID_PARAM unless scale > 0. */
+ucs_status_t uct_ib_emu_clock_set_scale(double scale);
 
 
 /* ------------------------------------------------------------------------

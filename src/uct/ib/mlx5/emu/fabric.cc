@@ -189,6 +189,8 @@ void uar_page_put(uar_page *page)
 
 void qp::reset_connection()
 {
+    sq_x          = sq_exec();
+    rq_x          = rq_exec();
     port          = 0;
     remote_qpn    = 0;
     mtu           = 0;
@@ -577,6 +579,7 @@ ucs_status_t apply_topology(emu_state &s, const uct_ib_emu_topology_t &topo)
     s.cmds.clear();
     s.cmds_failed.clear();
     s.drops.clear();
+    engine_reset_locked(s);
     clear_faults_locked(s);
     s.rng.seed(0x5eed);
     return UCS_OK;

@@ -102,6 +102,11 @@ uint64_t uct_ib_emu_counters_t::drop_count(uct_ib_emu_drop_t reason) const
     return map_value<uint64_t>(drops, reason);
 }
 
+uint64_t uct_ib_emu_counters_t::err_cqe_count(uint8_t syndrome) const
+{
+    return map_value<uint64_t>(err_cqes, syndrome);
+}
+
 uct_ib_emu_counters_t uct_ib_emu_counters()
 {
     emu_state &s = state();
@@ -115,6 +120,12 @@ uct_ib_emu_counters_t uct_ib_emu_counters()
     counters.cmds              = s.cmds;
     counters.cmds_failed       = s.cmds_failed;
     counters.drops             = s.drops;
+    counters.packets_sent      = s.engine.packets_sent;
+    counters.packets_delivered = s.engine.packets_delivered;
+    counters.retries           = s.engine.retries;
+    counters.rnr_naks          = s.engine.rnr_naks;
+    counters.cq_overruns       = s.engine.cq_overruns;
+    counters.err_cqes          = s.engine.err_cqes;
 
     for (const auto &ctx : s.contexts) {
         for (const auto &entry : ctx.second->objects) {
@@ -146,6 +157,7 @@ void uct_ib_emu_counters_reset()
     s.cmds.clear();
     s.cmds_failed.clear();
     s.drops.clear();
+    s.engine = engine_counters();
 }
 
 ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info)

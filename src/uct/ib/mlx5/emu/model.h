@@ -21,6 +21,7 @@
 #define UCT_IB_MLX5_EMU_MODEL_H_
 
 #include "emu.h"
+#include "exec_state.h"
 
 #include <uct/ib/mlx5/dv/prm.h>
 
@@ -286,6 +287,8 @@ struct cq : object {
     std::deque<verbs_cqe> verbs_cqes;
     uint64_t              overruns = 0; /* completions lost to a full CQ */
 
+    cq_exec               exec; /* the engine's side of the ring */
+
     using object::object;
 };
 
@@ -301,6 +304,8 @@ struct srq : object {
     dma_buffer     buf;
     dma_buffer     dbrec;
     unsigned       refs    = 0; /* QPs using it */
+    srq_exec       exec;        /* the engine's and the provider's indices */
+    std::vector<uint64_t> wrid; /* post_srq_recv: by WQE index */
 
     using object::object;
 };
@@ -468,6 +473,17 @@ struct qp : object {
     bool                 stalled        = false;
     std::deque<send_wr>  stuck;
 
+    /* The engine's side of the send and receive queues */
+    sq_exec              sq_x;
+    rq_exec              rq_x;
+
+    /* Delivery's lookup hint; a cache, so it may change in a const qp */
+    mutable route_hint   route;
+
+    /* The provider's side of a verbs QP's rings */
+    verbs_wq             vsq;
+    verbs_wq             vrq;
+
     using object::object;
 
     /* Drop the connection state (transition to RST) */
@@ -540,6 +556,8 @@ struct emu_state {
     std::map<uint16_t, uint64_t>                 cmds;
     std::map<uint16_t, uint64_t>                 cmds_failed;
     std::map<uct_ib_emu_drop_t, uint64_t>        drops;
+    engine_counters                              engine;
+    engine_clock                                 clock;
 
     /* Fault injection */
     fault                                        op_faults[UCT_IB_GLUE_OP_LAST];
@@ -645,7 +663,15 @@ void context_destroy_locked(emu_state &s, context *ctx);
  * a responder, by design section 4's rules. UCT_IB_EMU_DROP_NONE and the
  * responder, or the reason of the drop (counted and logged by the caller).
  */
-uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, const qp **dst_p);
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p);
+
+/* deliver() for one packet of the engine carrying payload_len bytes: also
+ * dropped when larger than the responder's path MTU */
+uct_ib_emu_drop_t deliver_packet(const emu_state &s, const qp *q,
+                                 uint32_t payload_len, qp **dst_p);
+
+/* Bytes of a path MTU in the IB encoding (1 = 256 .. 5 = 4096), 0 if invalid */
+uint32_t mtu_bytes(uint8_t mtu);
 
 /* Count and log a dropped packet of q */
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason);
@@ -660,6 +686,13 @@ void qp_send_destroy(emu_state &s, qp *q);
 /* Completions of verbs work requests: up to num of them from c into wc */
 int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
 
+/* The verbs data path (verbs_data.cc): CQEs of c's ring as work completions
+ * (up to num), the provider's indices of a QP moved to RESET, the initial
+ * free list of an SRQ */
+int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
+void verbs_queues_reset(qp *q);
+void srq_init_links(srq *q);
+
 /* Fault injection of the glue slots (instruments.cc): the convention of a
  * slot, and whether the current call must fail (with *err) */
 uct_ib_glue_conv_t glue_op_conv(uct_ib_glue_op_t op);
@@ -671,6 +704,13 @@ bool take_wr_fault(emu_state &s, wr_fault *f);
 
 /* Disarm every fault (s.lock held) */
 void clear_faults_locked(emu_state &s);
+
+/* The engine (engine.cc): its thread starts for an opened context and stops
+ * after the last one is closed (both called without s.lock); its counters
+ * and clock scale are reset with the topology (s.lock held) */
+void engine_context_opened();
+void engine_context_closed();
+void engine_reset_locked(emu_state &s);
 
 /* Debug log of the emulator */
 #define uct_ib_emu_debug(_fmt, ...) ucs_debug("emu: " _fmt, ## __VA_ARGS__)

@@ -198,7 +198,7 @@ void process(emu_state &s, qp *q, const send_wr &wr)
     enum ibv_wc_status status;
     uint32_t           vendor_err;
     uct_ib_emu_drop_t drop;
-    const qp *dst = nullptr;
+    qp *dst = nullptr;
 
     if (q->state == UCT_MLX5_QP_STATE_ERR) {
         push_cqe(q, wr, IBV_WC_WR_FLUSH_ERR);
@@ -242,7 +242,7 @@ void process(emu_state &s, qp *q, const send_wr &wr)
 void retry_stalled(emu_state &s, qp *q)
 {
     std::deque<send_wr> stuck;
-    const qp *dst = nullptr;
+    qp *dst = nullptr;
     uct_ib_emu_drop_t drop;
 
     drop = deliver(s, q, &dst);
@@ -323,6 +323,7 @@ void qp_send_state_changed(emu_state &s, qp *q, enum ibv_qp_state next)
         q->unsignaled  = 0;
         q->wr_open     = false;
         q->wr_batch.clear();
+        verbs_queues_reset(q);
         remove_cqes(q->send_cq, q->qpn);
         remove_cqes(q->recv_cq, q->qpn);
     }

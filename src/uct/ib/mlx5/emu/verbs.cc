@@ -1,7 +1,7 @@
 /*
  * Verbs objects other than QPs: protection domains, memory regions,
  * completion queues, shared receive queues, address handles, and
- * mlx5dv_init_obj. The data path is not modelled yet (see emu.h).
+ * mlx5dv_init_obj. The data path is verbs_data.cc.
  */
 #include "model.h"
 #include "ops.h"
@@ -267,8 +267,9 @@ int emu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
         return -1;
     }
 
-    /* Only the verbs send path (umr.cc) produces completions so far */
-    return poll_verbs_cqes(s, c, num_entries, wc);
+    /* The ring (the engine's CQEs), then the UMR send path's (umr.cc) */
+    int count = poll_ring_cqes(s, c, num_entries, wc);
+    return count + poll_verbs_cqes(s, c, num_entries - count, wc + count);
 }
 
 
@@ -305,6 +306,7 @@ struct ibv_srq *emu_create_srq(struct ibv_pd *ibpd,
         return fail_ptr<struct ibv_srq>(ENOMEM);
     }
 
+    srq_init_links(q.get());
     q->srqn            = p->ctx->dev->next_srqn++;
     q->ibv.context     = &p->ctx->ibv;
     q->ibv.srq_context = attr->srq_context;
@@ -569,39 +571,5 @@ int emu_mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
     return 0;
 }
 
-
-/* ------------------------------------------------------------------------
- * Data path: not modelled yet, so a post is refused as a whole
- */
-
-int emu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-                  struct ibv_send_wr **bad_wr)
-{
-    emu_state &s = state();
-    guard g(s.lock);
-
-    *bad_wr = wr;
-    return (find<qp>(s, ibqp) == nullptr) ? EINVAL : EOPNOTSUPP;
-}
-
-int emu_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-                  struct ibv_recv_wr **bad_wr)
-{
-    emu_state &s = state();
-    guard g(s.lock);
-
-    *bad_wr = wr;
-    return (find<qp>(s, ibqp) == nullptr) ? EINVAL : EOPNOTSUPP;
-}
-
-int emu_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-                      struct ibv_recv_wr **bad_wr)
-{
-    emu_state &s = state();
-    guard g(s.lock);
-
-    *bad_wr = wr;
-    return (find<srq>(s, ibsrq) == nullptr) ? EINVAL : EOPNOTSUPP;
-}
 
 } // namespace uct_ib_emu

@@ -188,7 +188,8 @@ const uct_iface_ops_t uct_gga_mlx5_iface_ops = {
     .iface_is_reachable_v2    = iface_is_reachable_v2,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
-    .iface_progress           = uct_iface_progress_nop
+    .iface_progress           = uct_iface_progress_nop,
+    UCT_IFACE_OPS_NO_DATA_PATH
 };
 
 ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,

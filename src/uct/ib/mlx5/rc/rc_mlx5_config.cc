@@ -105,13 +105,13 @@ ucs_status_t uct_rc_mlx5_check_config(const char *dev_name,
     ucs_status_t          status;
 
     status = check_queue_len(dev_name, "TX_QUEUE_LEN", config->tx_queue_len,
-                             limits->max_qp_wr, &checked.tx_queue_len);
+                             limits->max_tx_queue_len, &checked.tx_queue_len);
     if (status != UCS_OK) {
         return status;
     }
 
     status = check_queue_len(dev_name, "RX_QUEUE_LEN", config->rx_queue_len,
-                             limits->max_qp_wr, &checked.rx_queue_len);
+                             limits->max_rx_queue_len, &checked.rx_queue_len);
     if (status != UCS_OK) {
         return status;
     }

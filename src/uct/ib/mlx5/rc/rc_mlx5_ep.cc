@@ -43,15 +43,19 @@ ucs_status_t uct_rc_mlx5_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p
                      params->path_index : 0;
 
     if (iface->devx) {
-        status = uct_rc_mlx5_iface_create_devx_qp(iface, iface->rc.tx_queue_len,
-                                                  iface->rc.rx_queue_len,
-                                                  &ep->devx_qp);
+        /* the DevX QP receives from the interface's SRQ */
+        status = uct_rc_mlx5_iface_create_devx_qp(iface,
+                                                  iface->rc.tx_queue_len *
+                                                  UCT_RC_MLX5_TX_BBS_PER_OP,
+                                                  0, &ep->devx_qp);
     } else {
         status = uct_ib_verbs_qp::create(*iface->md->dev, iface->port_num,
                                          iface->md->pd, iface->send_cq->cq(),
                                          iface->recv_cq->cq(),
+                                         iface->rx->srq(),
                                          iface->rc.tx_queue_len,
-                                         iface->rc.rx_queue_len, &verbs_qp);
+                                         iface->max_inline, UCT_RC_MAX_SGE + 2,
+                                         &verbs_qp);
         if (status == UCS_OK) {
             ep->verbs_qp.reset(verbs_qp);
             status = verbs_qp->rst2init(0);
@@ -62,13 +66,17 @@ ucs_status_t uct_rc_mlx5_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p
         return status;
     }
 
+    uct_rc_mlx5_ep_data_init(ep);
     *ep_p = ep;
     return UCS_OK;
 }
 
 void uct_rc_mlx5_ep_destroy(uct_ep_h tl_ep)
 {
-    delete static_cast<uct_rc_mlx5_ep*>(tl_ep);
+    auto *ep = static_cast<uct_rc_mlx5_ep*>(tl_ep);
+
+    uct_rc_mlx5_ep_data_cleanup(ep);
+    delete ep;
 }
 
 uint32_t uct_rc_mlx5_ep_qpn(uct_ep_h tl_ep)
@@ -132,5 +140,6 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
     }
 
     ep->connected = (status == UCS_OK);
+    ep->dest_qpn  = dest_qpn;
     return status;
 }

@@ -77,7 +77,10 @@ void iface_close(uct_iface_h tl_iface)
 
 ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr)
 {
-    uct_rc_mlx5_iface_query(static_cast<uct_rc_mlx5_iface*>(tl_iface), attr);
+    auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+
+    uct_rc_mlx5_iface_query(iface, attr);
+    uct_rc_mlx5_iface_data_query(iface, attr);
     return UCS_OK;
 }
 
@@ -93,7 +96,32 @@ const uct_iface_ops_t uct_rc_mlx5_iface_ops = {
     .iface_is_reachable_v2    = uct_ib_iface_is_reachable_v2,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
-    .iface_progress           = uct_iface_progress_nop
+    .iface_progress           = uct_rc_mlx5_iface_data_progress,
+    .ep_am_short              = uct_rc_mlx5_ep_am_short,
+    .ep_am_short_iov          = uct_rc_mlx5_ep_am_short_iov,
+    .ep_am_bcopy              = uct_rc_mlx5_ep_am_bcopy,
+    .ep_am_zcopy              = uct_rc_mlx5_ep_am_zcopy,
+    .ep_put_short             = uct_rc_mlx5_ep_put_short,
+    .ep_put_bcopy             = uct_rc_mlx5_ep_put_bcopy,
+    .ep_put_zcopy             = uct_rc_mlx5_ep_put_zcopy,
+    .ep_get_short             = uct_ep_get_short_unsupported,
+    .ep_get_bcopy             = uct_rc_mlx5_ep_get_bcopy,
+    .ep_get_zcopy             = uct_rc_mlx5_ep_get_zcopy,
+    .ep_atomic_cswap64        = uct_ep_atomic_cswap64_unsupported,
+    .ep_atomic_cswap32        = uct_ep_atomic_cswap32_unsupported,
+    .ep_atomic32_post         = uct_ep_atomic32_post_unsupported,
+    .ep_atomic64_post         = uct_ep_atomic64_post_unsupported,
+    .ep_atomic32_fetch        = uct_ep_atomic32_fetch_unsupported,
+    .ep_atomic64_fetch        = uct_ep_atomic64_fetch_unsupported,
+    .ep_pending_add           = uct_rc_mlx5_ep_pending_add,
+    .ep_pending_purge         = uct_rc_mlx5_ep_pending_purge,
+    .ep_flush                 = uct_rc_mlx5_ep_flush,
+    .ep_fence                 = uct_rc_mlx5_ep_fence,
+    .ep_check                 = uct_ep_check_unsupported,
+    .iface_flush              = uct_rc_mlx5_iface_flush,
+    .iface_fence              = uct_rc_mlx5_iface_fence,
+    .iface_event_fd_get       = uct_iface_event_fd_get_unsupported,
+    .iface_event_arm          = uct_iface_event_arm_unsupported
 };
 
 ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_iface_config_t *rc)
@@ -144,15 +172,20 @@ ucs_status_t check_config(uct_rc_mlx5_iface *iface,
         if (status != UCS_OK) {
             return status;
         }
-        limits.max_qp_wr     = 1u << std::min(caps.log_max_qp_sz, 31u);
+        /* each send may take UCT_RC_MLX5_TX_BBS_PER_OP basic blocks */
+        limits.max_tx_queue_len = (1u << std::min(caps.log_max_qp_sz, 31u)) /
+                                  UCT_RC_MLX5_TX_BBS_PER_OP;
         limits.max_rd_atomic = 1u << std::min({caps.log_max_ra_req_qp,
                                                caps.log_max_ra_res_qp, 31u});
     } else {
         /* a power of two at most max_qp_wr */
-        limits.max_qp_wr     = 1u << ucs_ilog2(std::max(attr.max_qp_wr, 1));
+        limits.max_tx_queue_len = 1u << ucs_ilog2(std::max(attr.max_qp_wr, 1));
         limits.max_rd_atomic = std::max(std::min(attr.max_qp_rd_atom,
                                                  attr.max_qp_init_rd_atom), 1);
     }
+
+    /* both receive from an SRQ */
+    limits.max_rx_queue_len = 1u << ucs_ilog2(std::max(attr.max_srq_wr, 1));
 
     status = uct_rc_mlx5_check_config(iface->dev_name.c_str(), &limits,
                                       rc_config, &iface->rc);
@@ -187,6 +220,12 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
                                     params, &config->super, &config->rc, devx);
     if (status != UCS_OK) {
         delete iface;
+        return status;
+    }
+
+    status = uct_rc_mlx5_iface_data_init(iface);
+    if (status != UCS_OK) {
+        iface_close(iface);
         return status;
     }
 
@@ -272,6 +311,8 @@ uct_rc_mlx5_iface_create_devx_qp(uct_rc_mlx5_iface *iface, unsigned sq_len,
     attr.uar_page   = iface->uar->page_id();
     attr.sq_wqe_cnt = ucs_roundup_pow2(sq_len);
     attr.rq_wqe_cnt = (rq_len == 0) ? 0 : ucs_roundup_pow2(rq_len);
+    attr.srqn       = ((rq_len == 0) && (iface->rx != nullptr)) ?
+                      iface->rx->srqn() : 0;
 
     status = uct_ib_mlx5_devx_qp::create(*iface->md->dev, iface->port_num,
                                          &attr, &qp);
@@ -314,7 +355,8 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
     }
 
     const std::pair<std::unique_ptr<uct_ib_mlx5_cq>*, unsigned> cqs[] = {
-        {&iface->send_cq, iface->rc.tx_queue_len},
+        /* twice the send credits: see rc_ep_data.cc */
+        {&iface->send_cq, 2 * iface->rc.tx_queue_len},
         {&iface->recv_cq, iface->rc.rx_queue_len}
     };
     for (const auto &slot : cqs) {
@@ -345,8 +387,9 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
 
 void uct_rc_mlx5_iface_cleanup(uct_rc_mlx5_iface *iface)
 {
-    /* QPs before the CQs and the UAR they use */
+    /* QPs before the SRQ, CQs and UAR they use */
     iface->tm_cmd_qp.reset();
+    uct_rc_mlx5_iface_data_cleanup(iface);
     iface->uar.reset();
     iface->recv_cq.reset();
     iface->send_cq.reset();

@@ -7,12 +7,15 @@
 #define UCT_RC_MLX5_IFACE_H_
 
 #include "rc_mlx5_common.h"
+#include "rc_data.h"
 
 #include <uct/ib/base/ib_iface.h>
 #include <uct/ib/base/ib_verbs_qp.h>
 #include <uct/ib/mlx5/dv/dv_obj.h>
 
+#include <deque>
 #include <memory>
+#include <unordered_map>
 
 /* RC knobs shared by the RC transports (prefix "RC_") */
 typedef struct uct_rc_iface_config {
@@ -29,7 +32,8 @@ extern ucs_config_field_t uct_rc_iface_config_table[];
 
 /* What the device allows the RC knobs to ask for */
 typedef struct uct_rc_mlx5_limits {
-    unsigned max_qp_wr;        /* WQEs per queue, a power of two */
+    unsigned max_tx_queue_len; /* sends per QP, a power of two */
+    unsigned max_rx_queue_len; /* receives per SRQ, a power of two */
     unsigned max_rd_atomic;    /* outstanding reads/atomics, both directions */
 } uct_rc_mlx5_limits_t;
 
@@ -63,6 +67,15 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
     std::unique_ptr<uct_ib_mlx5_devx_uar> uar;     /* DevX only */
     uint32_t                             pdn;      /* DevX only */
     std::unique_ptr<uct_ib_mlx5_devx_qp> tm_cmd_qp; /* UCX_RC_MLX5_TM_ENABLE */
+
+    /* Data path (rc_data.h) */
+    std::unique_ptr<uct_rc_rx>           rx;       /* the SRQ */
+    std::unique_ptr<uct_rc_buf_pool>     tx_bufs;  /* bcopy bounce buffers */
+    std::unordered_map<uint32_t, uct_rc_mlx5_ep*> eps_by_qpn;
+    size_t                               seg_size = 0; /* bcopy, header incl. */
+    unsigned                             max_inline = 0;
+    unsigned                             tx_cq_avail = 0; /* send CQ room */
+    uint32_t                             tx_cq_ci = 0;    /* rc_mlx5 */
 };
 
 /* An endpoint owns one QP, DevX or verbs as its interface says */
@@ -71,9 +84,26 @@ struct uct_rc_mlx5_ep : uct_ep {
     std::unique_ptr<uct_ib_verbs_qp>     verbs_qp;
     uint8_t                              path_index = 0; /* UCT_EP_PARAM */
     bool                                 connected = false;
+
+    /* Data path: operations waiting for their WQE's completion, in the
+     * order posted; the next WQE index (rc_mlx5) or request number */
+    std::deque<uct_rc_op_t>              ops;
+    uint16_t                             sn = 0;
+    unsigned                             sq_avail = 0; /* BBs, or WRs */
+    bool                                 fence_next = false;
+    ucs_status_t                         failed = UCS_OK; /* once failed */
+    std::deque<uct_pending_req_t*>       pending;
+    unsigned                             cq_inflight = 0; /* CQEs to come */
+    uint32_t                             dest_qpn = 0;    /* once connected */
+
+    void *iface_uar_reg() const;
 };
 
 #define UCT_RC_MLX5_EP_ADDR_LEN 3 /* the QP number, 24 bits */
+
+/* Send queue basic blocks per TX_QUEUE_LEN entry of a DevX QP: a short or
+ * bcopy operation takes one or two, and the ring keeps two WQEs' room */
+#define UCT_RC_MLX5_TX_BBS_PER_OP 2
 
 /**
  * Initialise the part of an interface every transport built on this one
@@ -123,6 +153,61 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
                                              const uct_device_addr_t *dev_addr,
                                              const uct_ep_addr_t *ep_addr,
                                              const uct_ep_connect_to_ep_params_t *params);
+
+/* Data path (rc_ep_data.cc, rc_mlx5_txq.cc, rc_verbs_txq.cc) */
+ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h ep, uint8_t id, uint64_t header,
+                                     const void *payload, unsigned length);
+ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h ep, uint8_t id,
+                                         const uct_iov_t *iov, size_t iovcnt);
+ssize_t      uct_rc_mlx5_ep_am_bcopy(uct_ep_h ep, uint8_t id,
+                                     uct_pack_callback_t pack_cb, void *arg,
+                                     unsigned flags);
+ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h ep, uint8_t id,
+                                     const void *header, unsigned header_length,
+                                     const uct_iov_t *iov, size_t iovcnt,
+                                     unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h ep, const void *buffer,
+                                      unsigned length, uint64_t remote_addr,
+                                      uct_rkey_t rkey);
+ssize_t      uct_rc_mlx5_ep_put_bcopy(uct_ep_h ep, uct_pack_callback_t pack_cb,
+                                      void *arg, uint64_t remote_addr,
+                                      uct_rkey_t rkey);
+ucs_status_t uct_rc_mlx5_ep_put_zcopy(uct_ep_h ep, const uct_iov_t *iov,
+                                      size_t iovcnt, uint64_t remote_addr,
+                                      uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h ep, uct_unpack_callback_t unpack_cb,
+                                      void *arg, size_t length,
+                                      uint64_t remote_addr, uct_rkey_t rkey,
+                                      uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_get_zcopy(uct_ep_h ep, const uct_iov_t *iov,
+                                      size_t iovcnt, uint64_t remote_addr,
+                                      uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_pending_add(uct_ep_h ep, uct_pending_req_t *req,
+                                        unsigned flags);
+void         uct_rc_mlx5_ep_pending_purge(uct_ep_h ep,
+                                          uct_pending_purge_callback_t cb,
+                                          void *arg);
+ucs_status_t uct_rc_mlx5_ep_flush(uct_ep_h ep, unsigned flags,
+                                  uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_fence(uct_ep_h ep, unsigned flags);
+ucs_status_t uct_rc_mlx5_iface_flush(uct_iface_h iface, unsigned flags,
+                                     uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_iface_fence(uct_iface_h iface, unsigned flags);
+ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface);
+void         uct_rc_mlx5_iface_data_cleanup(uct_rc_mlx5_iface *iface);
+unsigned     uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface);
+void         uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
+                                          uct_iface_attr_t *attr);
+void         uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep);
+void         uct_rc_mlx5_ep_data_cleanup(uct_rc_mlx5_ep *ep);
+
+unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr);
+void     uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr);
+unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
+                              uct_rc_completion_t *comps, unsigned max);
+ucs_status_t uct_rc_verbs_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr);
+unsigned uct_rc_verbs_txq_poll(uct_rc_mlx5_iface *iface,
+                               uct_rc_completion_t *comps, unsigned max);
 
 /** Whether the endpoint's QP reached RTS. */
 int uct_rc_mlx5_ep_is_connected(uct_ep_h tl_ep);

@@ -129,6 +129,17 @@ ucs_status_t rc_api_test::try_open_iface(const char *tl, const peer &p,
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = tl;
     params.mode.device.dev_name = dev_name.c_str();
+    if (m_err_handler != nullptr) {
+        params.field_mask     |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                 UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                 UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+        params.err_handler     = m_err_handler;
+        params.err_handler_arg = m_err_handler_arg;
+    }
+    if (m_rx_headroom != 0) {
+        params.field_mask |= UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
+        params.rx_headroom = m_rx_headroom;
+    }
 
     status = uct_iface_open(md(p), m_worker, &params, config, iface_p);
     uct_config_release(config);

@@ -76,6 +76,11 @@ protected:
 
     static uct_ib_emu_qp_info_t qp_info(uint32_t qpn);
 
+    /* what interfaces opened from now on get */
+    uct_error_handler_t m_err_handler     = nullptr;
+    void                *m_err_handler_arg = nullptr;
+    size_t              m_rx_headroom     = 0;
+
     /** Two endpoints of @a ia and @a ib (rc_mlx5 or rc_verbs) connected to
      *  each other, the first one on path @a path_index_a; their QP
      *  numbers. */
@@ -103,6 +108,7 @@ protected:
 private:
     std::map<std::string, uct_md_h> m_mds;
     uct_worker_h                    m_worker = nullptr;
+
     std::vector<uct_iface_h>        m_ifaces;
     std::vector<uct_ep_h>           m_eps;
 };

@@ -496,19 +496,38 @@ TEST_F(test_emu_verbs_qp, qp_counters_by_state)
     EXPECT_EQ(0u, counters.qp_count(prm::QP_RTS));
 }
 
-TEST_F(test_emu_verbs_qp, data_path_not_modelled)
+TEST_F(test_emu_verbs_qp, post_before_rts_and_bad_requests)
 {
-    struct ibv_qp *qp       = create_qp();
-    struct ibv_send_wr wr   = {};
-    struct ibv_recv_wr rwr  = {};
-    struct ibv_send_wr *bad = nullptr;
+    struct ibv_qp *qp        = create_qp();
+    struct ibv_send_wr wr    = {};
+    struct ibv_send_wr wr2   = {};
+    struct ibv_recv_wr rwr   = {};
+    struct ibv_sge sge[8]    = {};
+    struct ibv_qp_attr attr  = {};
+    struct ibv_qp_init_attr init = {};
+    struct ibv_send_wr *bad  = nullptr;
     struct ibv_recv_wr *rbad = nullptr;
 
     ASSERT_NE(nullptr, qp);
-    EXPECT_EQ(EOPNOTSUPP, uct_ib_glue->post_send(qp, &wr, &bad));
+    wr.opcode = IBV_WR_SEND;
+    EXPECT_EQ(ENOMEM, uct_ib_glue->post_send(qp, &wr, &bad))
+            << "a QP before RTS takes no send";
     EXPECT_EQ(&wr, bad);
-    EXPECT_EQ(EOPNOTSUPP, uct_ib_glue->post_recv(qp, &rwr, &rbad));
+
+    /* a receive may be posted before RTR; more SGEs than created for not */
+    ASSERT_EQ(0, uct_ib_glue->query_qp(qp, &attr, 0, &init));
+    rwr.sg_list = sge;
+    rwr.num_sge = static_cast<int>(init.cap.max_recv_sge);
+    EXPECT_EQ(0, uct_ib_glue->post_recv(qp, &rwr, &rbad));
+    rwr.num_sge = static_cast<int>(init.cap.max_recv_sge) + 1;
+    EXPECT_EQ(EINVAL, uct_ib_glue->post_recv(qp, &rwr, &rbad));
     EXPECT_EQ(&rwr, rbad);
+
+    wr2.opcode = static_cast<enum ibv_wr_opcode>(0x7f);
+    bad        = nullptr;
+    EXPECT_EQ(EINVAL, uct_ib_glue->post_send(qp, &wr2, &bad))
+            << "an opcode the provider does not know";
+    EXPECT_EQ(&wr2, bad);
 }
 
 TEST_F(test_emu_verbs_qp, mlx5dv_create_qp_send_ops)

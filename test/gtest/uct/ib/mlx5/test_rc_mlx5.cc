@@ -115,7 +115,7 @@ TEST_P(test_rc_mlx5, cq_failure_names_its_errno)
         EXPECT_EQ((err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR,
                   try_open_iface("rc_mlx5", a(), {}, &iface));
         EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
-                                    "create_cq(" + port_name(a()) + ", cqe 256) "
+                                    "create_cq(" + port_name(a()) + ", cqe 512) "
                                     "failed: " + strerror(err)))
                 << capture.dump();
     }

@@ -1,0 +1,110 @@
+/*
+ * CQEs as the device writes them into a CQ ring: the 64-byte body first,
+ * then the ownership byte (opcode << 4 | owner) with release ordering; the
+ * owner bit is the pass over the ring, (pi / cqe_cnt) & 1. A ring whose
+ * consumer index (the CQ doorbell record) shows no room overruns: nothing is
+ * overwritten, the CQ is in error from then on and the QP that completed
+ * moves to ERR, as firmware does with overrun checking on.
+ */
+#include "engine.h"
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+constexpr uint32_t CQ_INDEX_MASK = 0xffffff; /* 24-bit consumer index */
+
+bool cq_has_room(const cq *c)
+{
+    const uint32_t *dbrec = static_cast<const uint32_t*>(c->dbrec.get());
+    uint32_t ci           = dma_load_be32(&dbrec[UCT_MLX5_CQ_DBR_SET_CI]) &
+                            CQ_INDEX_MASK;
+
+    return ((c->exec.pi - ci) & CQ_INDEX_MASK) < c->cqe_cnt;
+}
+
+} // namespace
+
+
+uint8_t vendor_syndrome(uint8_t syndrome)
+{
+    /* The emulator's own codes: firmware documents none of them, so tests
+     * and the library key on the syndrome, never on these */
+    switch (syndrome) {
+    case MLX5_CQE_SYNDROME_WR_FLUSH_ERR:
+        return 0xf9;
+    case MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
+        return 0x81;
+    case MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
+        return 0x82;
+    default:
+        return 0x01;
+    }
+}
+
+bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
+{
+    uint8_t *slot;
+    uint8_t owner;
+
+    if (c->exec.in_error || !cq_has_room(c)) {
+        if (!c->exec.in_error) {
+            uct_ib_emu_debug("%s: cq 0x%x overrun", c->ctx->dev->name.c_str(),
+                             c->cqn);
+        }
+        c->exec.in_error = true;
+        ++c->overruns;
+        ++s.engine.cq_overruns;
+        return false;
+    }
+
+    slot  = c->buf.bytes() + size_t(c->exec.pi & (c->cqe_cnt - 1)) * CQE_SIZE;
+    owner = (c->exec.pi & c->cqe_cnt) ? 1 : 0;
+
+    if ((d.opcode == MLX5_CQE_REQ_ERR) || (d.opcode == MLX5_CQE_RESP_ERR)) {
+        auto *e = reinterpret_cast<struct mlx5_err_cqe*>(slot);
+
+        memset(slot, 0, CQE_SIZE - 1);
+        /* mlx5_err_cqe declares host integers that hold big-endian values */
+        e->srqn             = htobe32(d.srqn);
+        e->vendor_err_synd  = d.vendor_syndrome;
+        e->syndrome         = d.syndrome;
+        e->s_wqe_opcode_qpn = htobe32((uint32_t(d.sop) << 24) |
+                                      (d.qpn & 0xffffff));
+        e->wqe_counter      = htobe16(d.wqe_counter);
+        ++s.engine.err_cqes[d.syndrome];
+    } else {
+        auto *e = reinterpret_cast<struct mlx5_cqe64*>(slot);
+
+        memset(slot, 0, CQE_SIZE - 1);
+        e->srqn_uidx      = htobe32(d.srqn & 0xffffff);
+        e->imm_inval_pkey = d.imm;
+        e->byte_cnt       = htobe32(d.byte_cnt);
+        e->sop_drop_qpn   = htobe32((uint32_t(d.sop) << 24) |
+                                    (d.qpn & 0xffffff));
+        e->wqe_counter    = htobe16(d.wqe_counter);
+    }
+
+    dma_store_u8(slot + CQE_SIZE - 1,
+                 static_cast<uint8_t>((d.opcode << 4) | owner));
+    ++c->exec.pi;
+    return true;
+}
+
+void qp_to_error(emu_state &s, qp *q, const char *why)
+{
+    if (q->state == UCT_MLX5_QP_STATE_ERR) {
+        return;
+    }
+
+    uct_ib_emu_debug("%s:%u: qp 0x%x to error: %s",
+                     q->ctx->dev->name.c_str(), q->port, q->qpn, why);
+    q->state     = UCT_MLX5_QP_STATE_ERR;
+    q->ibv.state = IBV_QPS_ERR;
+    if (!q->devx) {
+        qp_send_state_changed(s, q, IBV_QPS_ERR);
+    }
+}
+
+} // namespace uct_ib_emu

@@ -1,0 +1,299 @@
+/*
+ * The engine's drive: one pass visits every QP of every device (requester,
+ * then the flush of a QP in ERR). It runs
+ *  - on a thread, started when a device context is opened and joined when
+ *    the last one is closed (or the mode changes); idle, it backs off
+ *    exponentially up to IDLE_SLEEP_MAX, so it costs nothing without work;
+ *  - or, in step mode, only when a test calls uct_ib_emu_engine_step/run.
+ *
+ * The clock: nanoseconds of emulated time. On the thread it follows the
+ * real clock times the scale (UCX_IB_EMU_CLOCK_SCALE, or the test API); in
+ * step mode it moves only by uct_ib_emu_clock_advance, so timer tests are
+ * deterministic.
+ *
+ * Lock order: the engine's lifecycle lock, then emu_state::lock.
+ */
+#include "engine.h"
+
+#include <ucs/config/parser.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+constexpr unsigned RUN_MAX_PASSES = 1u << 20;
+constexpr auto     IDLE_SLEEP_MAX = std::chrono::microseconds(200);
+constexpr unsigned IDLE_SPINS     = 64; /* passes without work before sleeping */
+
+struct engine_config {
+    double clock_scale;
+};
+
+ucs_config_field_t engine_config_table[] = {
+    {"IB_EMU_CLOCK_SCALE", "1",
+     "How much faster than real time the emulated device's clock runs (its\n"
+     "ack and RNR timers), when its engine runs on its own thread.",
+     offsetof(engine_config, clock_scale), UCS_CONFIG_TYPE_DOUBLE},
+
+    UCS_CONFIG_EMPTY_FIELD
+};
+
+/* The engine thread and its mode */
+class engine_ctl {
+public:
+    ~engine_ctl()
+    {
+        std::lock_guard<std::mutex> g(m_life);
+        stop_locked();
+    }
+
+    std::mutex &life()
+    {
+        return m_life;
+    }
+
+    /* m_life held */
+    void start_locked()
+    {
+        if (m_thread.joinable()) {
+            return;
+        }
+
+        m_stop.store(false, std::memory_order_relaxed);
+        m_thread = std::thread([this] { loop(); });
+    }
+
+    void stop_locked()
+    {
+        if (!m_thread.joinable()) {
+            return;
+        }
+
+        m_stop.store(true, std::memory_order_release);
+        m_thread.join();
+    }
+
+private:
+    void loop()
+    {
+        emu_state &s  = state();
+        unsigned idle = 0;
+        auto sleep    = std::chrono::microseconds(1);
+        bool did;
+
+        while (!m_stop.load(std::memory_order_acquire)) {
+            {
+                guard g(s.lock);
+                did = engine_pass_locked(s);
+            }
+
+            if (did) {
+                idle  = 0;
+                sleep = std::chrono::microseconds(1);
+            } else if (++idle < IDLE_SPINS) {
+                std::this_thread::yield();
+            } else {
+                std::this_thread::sleep_for(sleep);
+                sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);
+            }
+        }
+    }
+
+    std::mutex        m_life;
+    std::thread       m_thread;
+    std::atomic<bool> m_stop{false};
+};
+
+engine_ctl &ctl()
+{
+    static engine_ctl c;
+    return c;
+}
+
+double default_clock_scale()
+{
+    engine_config config = {1.0};
+
+    if (ucs_config_parser_fill_opts(&config, engine_config_table,
+                                    UCS_DEFAULT_ENV_PREFIX, "") != UCS_OK) {
+        return 1.0;
+    }
+    return (config.clock_scale > 0) ? config.clock_scale : 1.0;
+}
+
+/* Move the clock with the real time (the thread) */
+void clock_follow(emu_state &s)
+{
+    steady::time_point real = steady::now();
+    auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           real - s.clock.last_real).count();
+
+    s.clock.last_real = real;
+    if (elapsed > 0) {
+        s.clock.now += static_cast<uint64_t>(elapsed * s.clock.scale);
+    }
+}
+
+} // namespace
+
+UCS_CONFIG_REGISTER_TABLE(engine_config_table, "emulated device engine", "",
+                          engine_config)
+
+
+uint64_t engine_now(emu_state &s)
+{
+    return s.clock.now;
+}
+
+bool engine_pass_locked(emu_state &s)
+{
+    bool did = false;
+    uint64_t now;
+
+    if (!s.clock.step_mode) {
+        clock_follow(s);
+    }
+    now = s.clock.now;
+
+    for (const auto &dev : s.devices) {
+        for (const auto &entry : dev->qps) {
+            qp *q = entry.second;
+
+            did |= requester_progress(s, q, now);
+            if (q->state == UCT_MLX5_QP_STATE_ERR) {
+                did |= recv_flush(s, q);
+            }
+        }
+    }
+
+    return did;
+}
+
+void engine_context_opened()
+{
+    emu_state &s = state();
+    std::lock_guard<std::mutex> life(ctl().life());
+    bool step_mode;
+
+    {
+        guard g(s.lock);
+        step_mode = s.clock.step_mode;
+        if (!step_mode) {
+            s.clock.last_real = steady::now();
+        }
+    }
+
+    if (!step_mode) {
+        ctl().start_locked();
+    }
+}
+
+void engine_context_closed()
+{
+    emu_state &s = state();
+    std::lock_guard<std::mutex> life(ctl().life());
+    bool idle;
+
+    {
+        guard g(s.lock);
+        idle = s.contexts.empty();
+    }
+
+    if (idle) {
+        ctl().stop_locked();
+    }
+}
+
+void engine_reset_locked(emu_state &s)
+{
+    s.engine      = engine_counters();
+    s.clock.scale = default_clock_scale();
+}
+
+} // namespace uct_ib_emu
+
+
+using namespace uct_ib_emu;
+
+ucs_status_t uct_ib_emu_engine_set_step_mode(bool step_mode)
+{
+    emu_state &s = state();
+    std::lock_guard<std::mutex> life(ctl().life());
+    bool contexts;
+
+    if (step_mode) {
+        ctl().stop_locked();
+    }
+
+    {
+        guard g(s.lock);
+        s.clock.step_mode = step_mode;
+        s.clock.last_real = steady::now();
+        contexts          = !s.contexts.empty();
+    }
+
+    if (!step_mode && contexts) {
+        ctl().start_locked();
+    }
+    return UCS_OK;
+}
+
+bool uct_ib_emu_engine_step()
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    return engine_pass_locked(s);
+}
+
+unsigned uct_ib_emu_engine_run()
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    unsigned passes;
+
+    for (passes = 0; passes < RUN_MAX_PASSES; ++passes) {
+        if (!engine_pass_locked(s)) {
+            return passes;
+        }
+    }
+
+    ucs_error("emu: the engine is still busy after %u passes", passes);
+    return passes;
+}
+
+void uct_ib_emu_clock_advance(uint64_t ns)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    s.clock.now += ns;
+}
+
+uint64_t uct_ib_emu_clock_now()
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    return s.clock.now;
+}
+
+ucs_status_t uct_ib_emu_clock_set_scale(double scale)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    if (!(scale > 0)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    s.clock.scale = scale;
+    return UCS_OK;
+}

@@ -1,0 +1,214 @@
+/*
+ * The engine of the emulated NIC (design section 8): it follows the doorbell
+ * records of the queues, executes the WQEs from the rings and writes CQEs.
+ * Rooms by role:
+ *   engine.cc     the thread, the deterministic step mode, the clock
+ *   opcodes.cc    which segments an opcode carries and what it does
+ *   requester.cc  send queues: WQE decoding, packets, per-QP order, retries
+ *   responder.cc  incoming requests against the destination QP and its
+ *                 memory, and their acknowledgements
+ *   queues.cc     the rings of a QP, receive WQEs of RQs and SRQs
+ *   completer.cc  CQEs (success, error, flush), overrun
+ *   mkey.cc       memory keys: lookup, access rights, bounds
+ * The requester and the responder talk only through the packets below, so
+ * that the responder can later run where the destination QP lives.
+ *
+ * Everything here runs with emu_state::lock held. Memory the device shares
+ * with its user (doorbell records, CQE ownership bytes) is read with acquire
+ * and written with release ordering (dma_*() below).
+ */
+#ifndef UCT_IB_MLX5_EMU_ENGINE_H_
+#define UCT_IB_MLX5_EMU_ENGINE_H_
+
+#include "model.h"
+
+#include <uct/ib/mlx5/dv/wqe_ext.h>
+
+#include <endian.h>
+
+
+namespace uct_ib_emu {
+
+/* ------------------------------------------------------------------------
+ * Device memory ordering: the user writes a WQE, then the doorbell record
+ * with release; the device loads the record with acquire before reading the
+ * WQE. The device writes a CQE body, then its ownership byte with release.
+ */
+inline uint32_t dma_load_be32(const void *addr)
+{
+    return be32toh(__atomic_load_n(static_cast<const uint32_t*>(addr),
+                                   __ATOMIC_ACQUIRE));
+}
+
+inline void dma_store_be32(void *addr, uint32_t value)
+{
+    __atomic_store_n(static_cast<uint32_t*>(addr), htobe32(value),
+                     __ATOMIC_RELEASE);
+}
+
+inline void dma_store_u8(uint8_t *addr, uint8_t value)
+{
+    __atomic_store_n(addr, value, __ATOMIC_RELEASE);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Opcodes (opcodes.cc)
+ */
+enum opcode_flags : unsigned {
+    OP_RADDR      = 1u << 0, /* carries a remote address segment */
+    OP_ATOMIC     = 1u << 1, /* carries an atomic segment */
+    OP_IMM        = 1u << 2, /* the control segment's immediate is sent */
+    OP_SEND       = 1u << 3, /* consumes a receive WQE at the responder */
+    OP_WRITE      = 1u << 4, /* writes responder memory */
+    OP_READ       = 1u << 5, /* reads responder memory */
+    OP_ATOMIC_OP  = 1u << 6, /* atomic on responder memory */
+    OP_RESPONSE   = 1u << 7, /* the response carries data */
+    OP_LOCAL      = 1u << 8, /* executes in the local QP only */
+    OP_MASKED     = 1u << 9  /* masked (extended) atomic */
+};
+
+struct opcode_info {
+    uint8_t    opcode;   /* MLX5_OPCODE_* */
+    const char *name;
+    unsigned   flags;    /* opcode_flags */
+};
+
+/* The entry of a modelled opcode, or NULL */
+const opcode_info *find_opcode(uint8_t opcode);
+
+
+/* ------------------------------------------------------------------------
+ * Packets between a requester and a responder
+ */
+struct request_pkt {
+    uint32_t          src_qpn;
+    uint32_t          dst_qpn;
+    uint32_t          psn;
+    const opcode_info *info;
+    uint8_t           opmod;
+    bool              first;
+    bool              last;
+    bool              solicited;
+    uint32_t          msg_len;    /* the whole message */
+    uint32_t          offset;     /* of this packet in the message */
+    uint64_t          raddr;      /* write/read/atomic: the message's */
+    uint32_t          rkey;
+    uint32_t          imm;        /* big endian, with OP_IMM */
+    unsigned          atomic_size;
+    uint64_t          atomic[4];  /* host order */
+    const uint8_t     *payload;   /* this packet's data (SEND, WRITE) */
+    uint32_t          payload_len;
+};
+
+enum class resp_kind {
+    ACK,
+    RNR_NAK,
+    NAK_INVALID,    /* invalid request: length, opcode, ... */
+    NAK_ACCESS,     /* remote access error */
+    NAK_OPERATION   /* remote operational error */
+};
+
+struct response_pkt {
+    resp_kind            kind      = resp_kind::ACK;
+    uint32_t             psn       = 0;
+    uint8_t              rnr_timer = 0; /* RNR NAK: the responder's encoding */
+    std::vector<uint8_t> data;          /* read response / atomic original */
+};
+
+
+/* ------------------------------------------------------------------------
+ * Memory keys (mkey.cc)
+ */
+struct mem_frag {
+    uint8_t *ptr;
+    uint32_t len;
+};
+
+enum class key_check {
+    OK,
+    NO_KEY,    /* no MR or mkey with this key, or unbound */
+    PD,        /* the key's PD is not the QP's */
+    ACCESS,    /* the key does not grant the access */
+    BOUNDS     /* the range is outside the key */
+};
+
+/* Translate [addr, addr + len) of key, for a QP in pd needing access (ibv
+ * access flags; 0 = local read), into host memory fragments */
+key_check mem_translate(const device *dev, const pd *p, uint32_t key,
+                        uint64_t addr, uint64_t len, int access,
+                        std::vector<mem_frag> *frags);
+
+
+/* ------------------------------------------------------------------------
+ * Completions (completer.cc)
+ */
+struct cqe_desc {
+    uint8_t  opcode;        /* MLX5_CQE_* */
+    uint8_t  sop;           /* requester: the WQE's opcode */
+    uint16_t wqe_counter;
+    uint32_t qpn;
+    uint32_t byte_cnt;
+    uint32_t imm;           /* big endian */
+    uint32_t srqn;
+    uint8_t  syndrome;      /* error CQEs */
+    uint8_t  vendor_syndrome;
+};
+
+/* Write a CQE; false on an overrun (nothing written, CQ in error) */
+bool cqe_write(emu_state &s, cq *c, const cqe_desc &d);
+
+/* The emulator's vendor syndrome of an error CQE's syndrome */
+uint8_t vendor_syndrome(uint8_t syndrome);
+
+/* Move q to ERR as after an error completion (logged once) */
+void qp_to_error(emu_state &s, qp *q, const char *why);
+
+
+/* ------------------------------------------------------------------------
+ * Rings and receive queues (queues.cc)
+ */
+struct ring {
+    uint8_t  *buf;    /* NULL: the QP has no such queue */
+    uint32_t cnt;     /* entries (send queue: basic blocks), a power of two */
+    uint32_t stride;
+};
+
+ring sq_ring(const qp *q);
+ring rq_ring(const qp *q);
+
+/* The QP's doorbell record: [MLX5_RCV_DBR] receive, [MLX5_SND_DBR] send */
+uint32_t *qp_dbrec(const qp *q);
+
+/* Take the next receive WQE of q (its RQ or SRQ): false if none */
+bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges);
+
+/* Flush the receive WQEs of an RQ in ERR (not an SRQ's) */
+bool recv_flush(emu_state &s, qp *q);
+
+
+/* ------------------------------------------------------------------------
+ * The halves
+ */
+
+/* Requester: one pass over q's send queue at time now; true if it did work */
+bool requester_progress(emu_state &s, qp *q, uint64_t now);
+
+/* The earliest timer of q's send queue, or UINT64_MAX */
+uint64_t requester_next_timer(const qp *q);
+
+/* Responder: execute a request that reached dst */
+void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
+                       response_pkt *resp);
+
+
+/* The emulator's clock, in nanoseconds */
+uint64_t engine_now(emu_state &s);
+
+/* Work the engine does once per pass over the devices (s.lock held) */
+bool engine_pass_locked(emu_state &s);
+
+
+} // namespace uct_ib_emu
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * Memory keys as the engine checks them: an MR's lkey/rkey or an indirect
+ * mkey a UMR bound (zero-based, its KLM list resolved through the MRs it
+ * names), the PD, the access rights and the bounds.
+ */
+#include "engine.h"
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+/* Local read needs no right; every other access must be granted */
+bool grants(int granted, int need)
+{
+    return (need & ~granted) == 0;
+}
+
+const mr *find_mr(const device *dev, uint32_t key)
+{
+    auto it = dev->mrs.find(key >> 8);
+
+    return ((it != dev->mrs.end()) && (it->second->ibv.lkey == key)) ?
+           it->second : nullptr;
+}
+
+const mkey *find_indirect(const device *dev, uint32_t key)
+{
+    auto it = dev->mkeys.find(key >> 8);
+
+    return ((it != dev->mkeys.end()) && (it->second->dv.lkey == key)) ?
+           it->second : nullptr;
+}
+
+key_check mr_translate(const mr *m, const pd *p, uint64_t addr, uint64_t len,
+                       int access, std::vector<mem_frag> *frags)
+{
+    uint64_t start = reinterpret_cast<uintptr_t>(m->ibv.addr);
+    uint64_t end   = start + m->ibv.length;
+
+    if (m->pd != p) {
+        return key_check::PD;
+    }
+    if (!grants(m->access, access)) {
+        return key_check::ACCESS;
+    }
+    if ((addr < start) || (addr > end) || (len > end - addr)) {
+        return key_check::BOUNDS;
+    }
+    if (len > 0) {
+        frags->push_back({reinterpret_cast<uint8_t*>(addr),
+                          static_cast<uint32_t>(len)});
+    }
+    return key_check::OK;
+}
+
+} // namespace
+
+
+key_check mem_translate(const device *dev, const pd *p, uint32_t key,
+                        uint64_t addr, uint64_t len, int access,
+                        std::vector<mem_frag> *frags)
+{
+    const mr *m = find_mr(dev, key);
+    const mkey *ind;
+    uint64_t pos, skip;
+
+    if (m != nullptr) {
+        return mr_translate(m, p, addr, len, access, frags);
+    }
+
+    ind = find_indirect(dev, key);
+    if ((ind == nullptr) || !ind->bound) {
+        return key_check::NO_KEY;
+    }
+    if (ind->pd != p) {
+        return key_check::PD;
+    }
+    if (!grants(static_cast<int>(ind->access), access)) {
+        return key_check::ACCESS;
+    }
+    if ((addr > ind->length) || (len > ind->length - addr)) {
+        return key_check::BOUNDS;
+    }
+
+    /* Zero-based: addr is an offset into the concatenated entries */
+    pos = 0;
+    for (const klm &e : ind->entries) {
+        const mr *target;
+        uint64_t take;
+
+        if (len == 0) {
+            break;
+        }
+        if (addr >= pos + e.length) {
+            pos += e.length;
+            continue;
+        }
+
+        skip   = addr - pos;
+        take   = std::min<uint64_t>(e.length - skip, len);
+        target = find_mr(dev, e.lkey);
+        if (target == nullptr) {
+            return key_check::NO_KEY; /* the MR went away after the bind */
+        }
+        key_check r = mr_translate(target, p, e.addr + skip, take, 0, frags);
+        if (r != key_check::OK) {
+            return r;
+        }
+        addr += take;
+        len  -= take;
+        pos  += e.length;
+    }
+
+    return (len == 0) ? key_check::OK : key_check::BOUNDS;
+}
+
+} // namespace uct_ib_emu

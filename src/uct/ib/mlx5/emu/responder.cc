@@ -1,0 +1,266 @@
+/*
+ * The responder half: a request packet that reached its destination QP is
+ * validated and executed against that QP and its device's memory only, and
+ * answered with an ACK, a NAK or a read/atomic response.
+ *
+ * The checks, in order: the message fits 2^log_msg_max (else invalid
+ * request); a SEND or WRITE_IMM needs a receive WQE at its first packet
+ * (else RNR NAK with the QP's min_rnr_nak); the QP's remote access enables
+ * (rwe/rre/rae) and the rkey's rights and bounds (else remote access error);
+ * an atomic must be naturally aligned (else invalid request); a receive
+ * buffer too small or a bad lkey in the receive WQE completes the receive
+ * with a local length or protection error. Every error but RNR moves the QP
+ * to ERR (class C of the IB specification), and the receive in progress, if
+ * any, completes with the error.
+ *
+ * Atomics operate on big-endian memory and return the original value big
+ * endian (atomic_req_8B_endianness_mode 0, the device's only mode).
+ */
+#include "engine.h"
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+uint64_t load_be(const uint8_t *p, unsigned size)
+{
+    uint64_t v = 0;
+
+    for (unsigned i = 0; i < size; ++i) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+void store_be(uint8_t *p, unsigned size, uint64_t v)
+{
+    for (unsigned i = size; i-- > 0;) {
+        p[i] = static_cast<uint8_t>(v);
+        v  >>= 8;
+    }
+}
+
+/* Add with carries stopped above every bit set in boundary */
+uint64_t masked_add(uint64_t a, uint64_t b, uint64_t boundary, unsigned bits)
+{
+    uint64_t result = 0;
+    unsigned carry  = 0;
+
+    for (unsigned i = 0; i < bits; ++i) {
+        unsigned sum = ((a >> i) & 1) + ((b >> i) & 1) + carry;
+
+        result |= uint64_t(sum & 1) << i;
+        carry   = ((boundary >> i) & 1) ? 0 : (sum >> 1);
+    }
+    return result;
+}
+
+uint64_t atomic_result(const request_pkt &req, uint64_t orig)
+{
+    unsigned bits  = req.atomic_size * 8;
+    uint64_t mask  = (bits == 64) ? ~0ull : ((1ull << bits) - 1);
+
+    switch (req.info->opcode) {
+    case MLX5_OPCODE_ATOMIC_CS:
+        return (orig == req.atomic[1]) ? req.atomic[0] : orig;
+    case MLX5_OPCODE_ATOMIC_FA:
+        return orig + req.atomic[0];
+    case MLX5_OPCODE_ATOMIC_MASKED_CS:
+        /* operands: swap, compare, swap_mask, compare_mask */
+        if (((orig ^ req.atomic[1]) & req.atomic[3]) != 0) {
+            return orig;
+        }
+        return ((orig & ~req.atomic[2]) | (req.atomic[0] & req.atomic[2])) &
+               mask;
+    case MLX5_OPCODE_ATOMIC_MASKED_FA:
+        /* operands: add, field_boundary */
+        return masked_add(orig, req.atomic[0], req.atomic[1], bits);
+    default:
+        return orig;
+    }
+}
+
+/* Scatter the packet's payload into the receive in progress */
+uint8_t scatter(qp *dst, const request_pkt &req)
+{
+    const device *dev = dst->ctx->dev;
+    const uint8_t *src = req.payload;
+    uint32_t left      = req.payload_len;
+    uint32_t skip      = dst->rq_x.offset;
+
+    for (const sge &e : dst->rq_x.sges) {
+        std::vector<mem_frag> frags;
+        uint32_t take;
+
+        if (left == 0) {
+            break;
+        }
+        if (skip >= e.length) {
+            skip -= e.length;
+            continue;
+        }
+
+        take = std::min(e.length - skip, left);
+        if (mem_translate(dev, dst->pd, e.lkey, e.addr + skip, take,
+                          IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
+            return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+        }
+        for (const mem_frag &f : frags) {
+            memcpy(f.ptr, src, f.len);
+            src += f.len;
+        }
+        left -= take;
+        skip  = 0;
+    }
+
+    if (left > 0) {
+        return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+    }
+
+    dst->rq_x.offset += req.payload_len;
+    return 0;
+}
+
+void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
+                   uint8_t syndrome)
+{
+    cqe_desc d = {};
+
+    d.wqe_counter = dst->rq_x.wqe_index;
+    d.qpn         = dst->qpn;
+    d.srqn        = (dst->srq != nullptr) ? dst->srq->srqn : 0;
+    d.byte_cnt    = req.msg_len;
+    if (syndrome != 0) {
+        d.opcode          = MLX5_CQE_RESP_ERR;
+        d.syndrome        = syndrome;
+        d.vendor_syndrome = vendor_syndrome(syndrome);
+    } else if (req.info->flags & OP_WRITE) {
+        d.opcode = MLX5_CQE_RESP_WR_IMM;
+        d.imm    = req.imm;
+    } else if (req.info->flags & OP_IMM) {
+        d.opcode = MLX5_CQE_RESP_SEND_IMM;
+        d.imm    = req.imm;
+    } else {
+        d.opcode = MLX5_CQE_RESP_SEND;
+    }
+
+    dst->rq_x.in_send = false;
+    dst->rq_x.sges.clear();
+    if (dst->recv_cq != nullptr) {
+        if (!cqe_write(s, dst->recv_cq, d)) {
+            qp_to_error(s, dst, "receive CQ overrun");
+        }
+    }
+}
+
+/* A NAK that moves the responder to ERR, completing its receive */
+void fail(emu_state &s, qp *dst, const request_pkt &req, response_pkt *resp,
+          resp_kind kind, uint8_t recv_syndrome, const char *why)
+{
+    if (dst->rq_x.in_send) {
+        recv_complete(s, dst, req, recv_syndrome);
+    }
+
+    resp->kind = kind;
+    qp_to_error(s, dst, why);
+}
+
+bool remote_translate(qp *dst, const request_pkt &req, uint64_t addr,
+                      uint64_t len, int access, std::vector<mem_frag> *frags)
+{
+    return mem_translate(dst->ctx->dev, dst->pd, req.rkey, addr, len, access,
+                         frags) == key_check::OK;
+}
+
+} // namespace
+
+
+void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
+                       response_pkt *resp)
+{
+    unsigned flags = req.info->flags;
+    std::vector<mem_frag> frags;
+    uint8_t syndrome;
+
+    resp->kind = resp_kind::ACK;
+    resp->psn  = req.psn;
+    resp->data.clear();
+    dst->next_rcv_psn = (req.psn + 1) & 0xffffff;
+
+    if (req.first && (uint64_t(req.msg_len) > (1ull << dst->log_msg_max))) {
+        fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,
+             "message above log_msg_max");
+        return;
+    }
+
+    if ((flags & OP_SEND) && req.first) {
+        if (!recv_take(dst, &dst->rq_x.wqe_index, &dst->rq_x.sges)) {
+            resp->kind      = resp_kind::RNR_NAK;
+            resp->rnr_timer = dst->min_rnr_nak;
+            dst->next_rcv_psn = req.psn; /* the packet was not accepted */
+            return;
+        }
+        dst->rq_x.in_send = true;
+        dst->rq_x.offset  = 0;
+    }
+
+    if (flags & OP_WRITE) {
+        if (!dst->rwe || !remote_translate(dst, req, req.raddr + req.offset,
+                                           req.payload_len,
+                                           IBV_ACCESS_REMOTE_WRITE, &frags)) {
+            fail(s, dst, req, resp, resp_kind::NAK_ACCESS,
+                 MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, "remote write denied");
+            return;
+        }
+        const uint8_t *src = req.payload;
+        for (const mem_frag &f : frags) {
+            memcpy(f.ptr, src, f.len);
+            src += f.len;
+        }
+    } else if (flags & OP_SEND) {
+        syndrome = scatter(dst, req);
+        if (syndrome != 0) {
+            fail(s, dst, req, resp,
+                 (syndrome == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR) ?
+                 resp_kind::NAK_INVALID : resp_kind::NAK_OPERATION,
+                 syndrome, "receive failed");
+            return;
+        }
+    } else if (flags & OP_READ) {
+        if (!dst->rre || !remote_translate(dst, req, req.raddr, req.msg_len,
+                                           IBV_ACCESS_REMOTE_READ, &frags)) {
+            fail(s, dst, req, resp, resp_kind::NAK_ACCESS, 0,
+                 "remote read denied");
+            return;
+        }
+        resp->data.reserve(req.msg_len);
+        for (const mem_frag &f : frags) {
+            resp->data.insert(resp->data.end(), f.ptr, f.ptr + f.len);
+        }
+    } else if (flags & OP_ATOMIC_OP) {
+        if (req.raddr % req.atomic_size) {
+            fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,
+                 "misaligned atomic");
+            return;
+        }
+        if (!dst->rae || !remote_translate(dst, req, req.raddr,
+                                           req.atomic_size,
+                                           IBV_ACCESS_REMOTE_ATOMIC, &frags) ||
+            (frags.size() != 1)) {
+            fail(s, dst, req, resp, resp_kind::NAK_ACCESS, 0,
+                 "remote atomic denied");
+            return;
+        }
+        uint64_t orig = load_be(frags[0].ptr, req.atomic_size);
+        store_be(frags[0].ptr, req.atomic_size, atomic_result(req, orig));
+        resp->data.resize(req.atomic_size);
+        store_be(resp->data.data(), req.atomic_size, orig);
+    }
+
+    if ((flags & OP_SEND) && req.last) {
+        recv_complete(s, dst, req, 0);
+    }
+}
+
+} // namespace uct_ib_emu

@@ -1,0 +1,800 @@
+/*
+ * The endpoint operations of rc_mlx5 and rc_verbs (rc_data.h): argument and
+ * resource checks, one work request per operation, completion by sequence
+ * number, flush, fence, pending requests and endpoint failure; and the
+ * interface's progress, capabilities and data path resources.
+ *
+ * Every WQE asks for a completion; a completion retires the operations up
+ * to its sequence number and gives back their send queue room and their
+ * bounce buffers. The send CQ has one credit per posted WQE, returned by
+ * each completion polled (also of a failed endpoint's flushed WQEs), so the
+ * CQ can never overrun.
+ */
+#include "rc_mlx5_iface.h"
+
+#include <ucs/debug/log_def.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace {
+
+constexpr unsigned tx_batch        = 16;  /* completions per poll */
+constexpr unsigned max_wqe_bbs     = 4;   /* the largest WQE we write */
+constexpr unsigned max_inline_devx = 512; /* fits max_wqe_bbs */
+
+uct_rc_mlx5_iface *ep_iface(const uct_rc_mlx5_ep *ep)
+{
+    return static_cast<uct_rc_mlx5_iface*>(ep->iface);
+}
+
+uint32_t rkey_of(uct_rkey_t rkey)
+{
+    return static_cast<uint32_t>(rkey);
+}
+
+uint32_t lkey_of(uct_mem_h memh)
+{
+    return static_cast<const uct_ib_mem_t*>(memh)->mr->lkey;
+}
+
+/* What the QP needs to take one more WQE of @a cost */
+unsigned wr_cost(const uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
+{
+    return ep->devx_qp ? uct_rc_mlx5_txq_wqe_bbs(wr) : 1;
+}
+
+bool has_resources(const uct_rc_mlx5_ep *ep, unsigned cost)
+{
+    return (ep->sq_avail >= cost) && (ep_iface(ep)->tx_cq_avail > 0);
+}
+
+/* Post @a wr for @a op: the caller checked the resources */
+ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
+{
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    const unsigned    cost   = wr_cost(ep, wr);
+    ucs_status_t      status = UCS_OK;
+
+    wr->signaled   = true;
+    wr->fence      = ep->fence_next;
+    op.sn          = ep->sn;
+    op.cost        = static_cast<uint16_t>(cost);
+    if (ep->devx_qp) {
+        uct_rc_mlx5_txq_post(ep, wr);
+    } else {
+        status = uct_rc_verbs_txq_post(ep, wr);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    ep->fence_next = false;
+    ep->sq_avail  -= cost;
+    ++ep->cq_inflight;
+    --iface->tx_cq_avail; /* one CQE per WQE: every WQE is signalled */
+    ep->ops.push_back(op);
+    return UCS_OK;
+}
+
+void retire(uct_rc_mlx5_ep *ep, const uct_rc_op_t &op, ucs_status_t status)
+{
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+    if ((op.unpack != nullptr) && (status == UCS_OK)) {
+        op.unpack(op.arg, op.buf, op.length);
+    }
+    if (op.buf != nullptr) {
+        iface->tx_bufs->put(op.buf);
+    }
+    ep->sq_avail += op.cost;
+    if (op.comp != nullptr) {
+        uct_invoke_completion(op.comp, status);
+    }
+}
+
+ucs_status_t status_of(enum ibv_wc_status status)
+{
+    switch (status) {
+    case IBV_WC_WR_FLUSH_ERR:
+        return UCS_ERR_CANCELED;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+        return UCS_ERR_CONNECTION_RESET;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+/* The endpoint failed: once, whatever else completes with an error after */
+void fail(uct_rc_mlx5_ep *ep, const uct_rc_completion_t &c)
+{
+    uct_rc_mlx5_iface *iface  = ep_iface(ep);
+    ucs_status_t      status  = status_of(c.status);
+
+    if (ep->failed != UCS_OK) {
+        return;
+    }
+
+    ep->failed = status;
+    ucs_log((iface->err_handler != nullptr) ? UCS_LOG_LEVEL_DEBUG :
+                                              UCS_LOG_LEVEL_ERROR,
+            "%s: qp 0x%x to qp 0x%x failed: %s (vendor syndrome 0x%x): %s",
+            iface->dev_name.c_str(), c.qpn, ep->dest_qpn,
+            uct_ib_wc_status_name(c.status), c.vendor_err,
+            ucs_status_string(status));
+
+    while (!ep->ops.empty()) {
+        uct_rc_op_t op = ep->ops.front();
+        ep->ops.pop_front();
+        retire(ep, op, status);
+    }
+    ep->pending.clear(); /* the user purges them with uct_ep_pending_purge */
+
+    if (iface->err_handler != nullptr) {
+        iface->err_handler(iface->err_handler_arg, ep, status);
+    }
+}
+
+void complete(uct_rc_mlx5_iface *iface, const uct_rc_completion_t &c)
+{
+    auto it = iface->eps_by_qpn.find(c.qpn);
+
+    /* the send CQ holds twice the credits: a completion of an endpoint
+     * destroyed meanwhile (whose credits came back then) still fits */
+    if (it == iface->eps_by_qpn.end()) {
+        return;
+    }
+    ++iface->tx_cq_avail;
+    --it->second->cq_inflight;
+
+    uct_rc_mlx5_ep *ep = it->second;
+    if (c.status != IBV_WC_SUCCESS) {
+        fail(ep, c);
+        return;
+    }
+
+    while (!ep->ops.empty() &&
+           (static_cast<int16_t>(ep->ops.front().sn - c.sn) <= 0)) {
+        uct_rc_op_t op = ep->ops.front();
+        ep->ops.pop_front();
+        retire(ep, op, UCS_OK);
+    }
+}
+
+void dispatch_pending(uct_rc_mlx5_iface *iface)
+{
+    for (auto &entry : iface->eps_by_qpn) {
+        uct_rc_mlx5_ep *ep = entry.second;
+
+        while (!ep->pending.empty() && has_resources(ep, max_wqe_bbs)) {
+            uct_pending_req_t *req = ep->pending.front();
+            ep->pending.pop_front();
+            if (req->func(req) == UCS_ERR_NO_RESOURCE) {
+                ep->pending.push_front(req);
+                break;
+            }
+        }
+    }
+}
+
+/* Checks every operation shares */
+ucs_status_t check_ep(const uct_rc_mlx5_ep *ep)
+{
+    if (ucs_unlikely(ep->failed != UCS_OK)) {
+        return ep->failed;
+    }
+    if (ucs_unlikely(!ep->connected)) {
+        ucs_error("%s: qp 0x%x: operation on an endpoint that is not "
+                  "connected", ep_iface(ep)->dev_name.c_str(),
+                  uct_rc_mlx5_ep_qpn(const_cast<uct_rc_mlx5_ep*>(ep)));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t check_am_id(const uct_rc_mlx5_ep *ep, uint8_t id)
+{
+    if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
+        ucs_error("%s: active message id %u out of range (0..%u)",
+                  ep_iface(ep)->dev_name.c_str(), id,
+                  unsigned(UCT_AM_ID_MAX - 1));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t check_length(const uct_rc_mlx5_ep *ep, const char *what,
+                          size_t length, size_t max)
+{
+    if (ucs_unlikely(length > max)) {
+        ucs_error("%s: %s of %zu bytes exceeds the limit of %zu",
+                  ep_iface(ep)->dev_name.c_str(), what, length, max);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+/* The gather/scatter list of @a iov into @a wr; sizes and keys checked */
+ucs_status_t fill_iov(const uct_rc_mlx5_ep *ep, const uct_iov_t *iov,
+                      size_t iovcnt, size_t max_iov, uct_rc_wr_t *wr)
+{
+    if (ucs_unlikely(iovcnt > max_iov)) {
+        ucs_error("%s: %zu iov entries exceed the limit of %zu",
+                  ep_iface(ep)->dev_name.c_str(), iovcnt, max_iov);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    wr->num_sge = 0;
+    for (size_t i = 0; i < iovcnt; ++i) {
+        const size_t length = iov[i].length * std::max(iov[i].count, 1u);
+
+        if (length == 0) {
+            continue;
+        }
+        if (ucs_unlikely((iov[i].memh == UCT_MEM_HANDLE_NULL) ||
+                         ((iov[i].count > 1) &&
+                          (iov[i].stride != iov[i].length)))) {
+            ucs_error("%s: zero-copy iov entry %zu needs a memory handle and "
+                      "contiguous data", ep_iface(ep)->dev_name.c_str(), i);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        wr->sge[wr->num_sge++] = {reinterpret_cast<uintptr_t>(iov[i].buffer),
+                                  static_cast<uint32_t>(length),
+                                  lkey_of(iov[i].memh)};
+    }
+    return UCS_OK;
+}
+
+uct_rc_mlx5_ep *rc_ep(uct_ep_h tl_ep)
+{
+    return static_cast<uct_rc_mlx5_ep*>(tl_ep);
+}
+
+/* A bcopy operation: pack into a bounce buffer, post it as @a wr's data */
+ssize_t post_bcopy(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, const uint8_t *hdr,
+                   size_t hdr_len, uct_pack_callback_t pack_cb, void *arg)
+{
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uct_rc_op_t       op     = {};
+    uint8_t           *buf;
+    size_t            length;
+    ucs_status_t      status;
+
+    if (!has_resources(ep, max_wqe_bbs)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    buf = static_cast<uint8_t*>(iface->tx_bufs->get());
+    if (buf == nullptr) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    memcpy(buf, hdr, hdr_len);
+    length = pack_cb(buf + hdr_len, arg);
+    if (ucs_unlikely(hdr_len + length > iface->seg_size)) {
+        ucs_fatal("%s: the pack callback wrote %zu bytes, more than the bcopy "
+                  "limit of %zu", iface->dev_name.c_str(), length,
+                  iface->seg_size - hdr_len);
+    }
+
+    wr->sge[0]  = {reinterpret_cast<uintptr_t>(buf),
+                   static_cast<uint32_t>(hdr_len + length),
+                   iface->tx_bufs->lkey()};
+    wr->num_sge = 1;
+    op.buf      = buf;
+    status      = post(ep, wr, op);
+    if (status != UCS_OK) {
+        iface->tx_bufs->put(buf);
+        return status;
+    }
+    return length;
+}
+
+} // namespace
+
+/* ------------------------------------------------------------------------
+ * Active messages
+ */
+
+ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                      const void *payload, unsigned length)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+    uint8_t        hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
+    uct_rc_wr_t    wr  = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK) ||
+        ((status = check_length(ep, "am_short", sizeof(header) + length,
+                                ep_iface(ep)->max_inline - sizeof(hdr[0]))) !=
+         UCS_OK)) {
+        return status;
+    }
+
+    hdr[0] = id;
+    memcpy(hdr + 1, &header, sizeof(header));
+    wr.opcode       = UCT_RC_OP_SEND;
+    wr.inl_hdr      = hdr;
+    wr.inl_hdr_len  = sizeof(hdr);
+    wr.inl_data     = payload;
+    wr.inl_data_len = length;
+    if (!has_resources(ep, wr_cost(ep, &wr))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return post(ep, &wr, {});
+}
+
+ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
+                          size_t iovcnt)
+{
+    uct_rc_mlx5_ep *ep     = rc_ep(tl_ep);
+    const size_t   max     = ep_iface(ep)->max_inline - sizeof(uct_rc_am_hdr_t);
+    uint8_t        buf[max_inline_devx];
+    size_t         length  = 0;
+    uct_rc_wr_t    wr      = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK)) {
+        return status;
+    }
+
+    buf[0] = id;
+    for (size_t i = 0; i < iovcnt; ++i) {
+        const size_t len = iov[i].length * std::max(iov[i].count, 1u);
+
+        status = check_length(ep, "am_short_iov", length + len, max);
+        if (status != UCS_OK) {
+            return status;
+        }
+        memcpy(buf + 1 + length, iov[i].buffer, len);
+        length += len;
+    }
+
+    wr.opcode      = UCT_RC_OP_SEND;
+    wr.inl_hdr     = buf;
+    wr.inl_hdr_len = 1 + length;
+    if (!has_resources(ep, wr_cost(ep, &wr))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return post(ep, &wr, {});
+}
+
+ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+                 void *arg, unsigned)
+{
+    uct_rc_mlx5_ep *ep  = rc_ep(tl_ep);
+    const uint8_t  hdr  = id;
+    uct_rc_wr_t    wr   = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK)) {
+        return status;
+    }
+
+    wr.opcode = UCT_RC_OP_SEND;
+    return post_bcopy(ep, &wr, &hdr, sizeof(hdr), pack_cb, arg);
+}
+
+ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                      unsigned header_length, const uct_iov_t *iov,
+                      size_t iovcnt, unsigned, uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep *ep    = rc_ep(tl_ep);
+    const size_t   max    = ep_iface(ep)->max_inline - sizeof(uct_rc_am_hdr_t);
+    uint8_t        hdr[max_inline_devx];
+    uct_rc_wr_t    wr     = {};
+    uct_rc_op_t    op     = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK) ||
+        ((status = check_length(ep, "am_zcopy header", header_length, max)) !=
+         UCS_OK) ||
+        ((status = fill_iov(ep, iov, iovcnt, UCT_RC_MAX_SGE, &wr)) != UCS_OK)) {
+        return status;
+    }
+
+    hdr[0] = id;
+    memcpy(hdr + 1, header, header_length);
+    wr.opcode      = UCT_RC_OP_SEND;
+    wr.inl_hdr     = hdr;
+    wr.inl_hdr_len = 1 + header_length;
+    if (!has_resources(ep, wr_cost(ep, &wr))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    if (!ep->devx_qp) {
+        /* verbs inlines all of a request or nothing: the header goes first
+         * in the gather list, from a bounce buffer */
+        uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+        op.buf = iface->tx_bufs->get();
+        if (op.buf == nullptr) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        memcpy(op.buf, hdr, wr.inl_hdr_len);
+        memmove(&wr.sge[1], &wr.sge[0], wr.num_sge * sizeof(wr.sge[0]));
+        wr.sge[0]      = {reinterpret_cast<uintptr_t>(op.buf), wr.inl_hdr_len,
+                          iface->tx_bufs->lkey()};
+        ++wr.num_sge;
+        wr.inl_hdr_len = 0;
+    }
+
+    op.comp = comp;
+    status  = post(ep, &wr, op);
+    if ((status != UCS_OK) && (op.buf != nullptr)) {
+        ep_iface(ep)->tx_bufs->put(op.buf);
+    }
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+/* ------------------------------------------------------------------------
+ * RMA
+ */
+
+ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
+                       uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+    uct_rc_wr_t    wr  = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) ||
+        ((status = check_length(ep, "put_short", length,
+                                ep_iface(ep)->max_inline)) != UCS_OK)) {
+        return status;
+    }
+
+    wr.opcode       = UCT_RC_OP_RDMA_WRITE;
+    wr.inl_data     = buffer;
+    wr.inl_data_len = length;
+    wr.remote_addr  = remote_addr;
+    wr.rkey         = rkey_of(rkey);
+    if (!has_resources(ep, wr_cost(ep, &wr))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return post(ep, &wr, {});
+}
+
+ssize_t uct_rc_mlx5_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void *arg,
+                  uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+    uct_rc_wr_t    wr  = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    wr.opcode      = UCT_RC_OP_RDMA_WRITE;
+    wr.remote_addr = remote_addr;
+    wr.rkey        = rkey_of(rkey);
+    return post_bcopy(ep, &wr, nullptr, 0, pack_cb, arg);
+}
+
+static ucs_status_t rma_zcopy(uct_ep_h tl_ep, uct_rc_opcode_t opcode,
+                       const uct_iov_t *iov, size_t iovcnt,
+                       uint64_t remote_addr, uct_rkey_t rkey,
+                       uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+    uct_rc_wr_t    wr  = {};
+    uct_rc_op_t    op  = {};
+    ucs_status_t   status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) ||
+        ((status = fill_iov(ep, iov, iovcnt, UCT_RC_MAX_SGE, &wr)) != UCS_OK)) {
+        return status;
+    }
+
+    wr.opcode      = opcode;
+    wr.remote_addr = remote_addr;
+    wr.rkey        = rkey_of(rkey);
+    if (!has_resources(ep, wr_cost(ep, &wr))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    op.comp = comp;
+    status  = post(ep, &wr, op);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+ucs_status_t uct_rc_mlx5_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                       uint64_t remote_addr, uct_rkey_t rkey,
+                       uct_completion_t *comp)
+{
+    return rma_zcopy(tl_ep, UCT_RC_OP_RDMA_WRITE, iov, iovcnt, remote_addr,
+                     rkey, comp);
+}
+
+ucs_status_t uct_rc_mlx5_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                       uint64_t remote_addr, uct_rkey_t rkey,
+                       uct_completion_t *comp)
+{
+    return rma_zcopy(tl_ep, UCT_RC_OP_RDMA_READ, iov, iovcnt, remote_addr,
+                     rkey, comp);
+}
+
+ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
+                       void *arg, size_t length, uint64_t remote_addr,
+                       uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uct_rc_wr_t       wr     = {};
+    uct_rc_op_t       op     = {};
+    ucs_status_t      status;
+
+    status = check_ep(ep);
+    if ((status != UCS_OK) ||
+        ((status = check_length(ep, "get_bcopy", length, iface->seg_size)) !=
+         UCS_OK)) {
+        return status;
+    }
+
+    if (!has_resources(ep, max_wqe_bbs)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    op.buf = iface->tx_bufs->get();
+    if (op.buf == nullptr) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    wr.opcode      = UCT_RC_OP_RDMA_READ;
+    wr.sge[0]      = {reinterpret_cast<uintptr_t>(op.buf),
+                      static_cast<uint32_t>(length), iface->tx_bufs->lkey()};
+    wr.num_sge     = 1;
+    wr.remote_addr = remote_addr;
+    wr.rkey        = rkey_of(rkey);
+    op.comp        = comp;
+    op.unpack      = unpack_cb;
+    op.arg         = arg;
+    op.length      = length;
+    status         = post(ep, &wr, op);
+    if (status != UCS_OK) {
+        iface->tx_bufs->put(op.buf);
+        return status;
+    }
+    return UCS_INPROGRESS;
+}
+
+/* ------------------------------------------------------------------------
+ * Ordering, pending
+ */
+
+ucs_status_t uct_rc_mlx5_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+    uct_rc_op_t    marker = {};
+
+    if (flags & UCT_FLUSH_FLAG_CANCEL) {
+        if (ep->failed == UCS_OK) {
+            ep->failed = UCS_ERR_CANCELED;
+            while (!ep->ops.empty()) {
+                uct_rc_op_t op = ep->ops.front();
+                ep->ops.pop_front();
+                retire(ep, op, UCS_ERR_CANCELED);
+            }
+            ep->pending.clear();
+            if (ep->devx_qp) {
+                (void)ep->devx_qp->to_error(); /* logged if it fails */
+            }
+        }
+        return UCS_OK;
+    }
+
+    if (ep->failed != UCS_OK) {
+        return ep->failed;
+    }
+    if (ep->ops.empty()) {
+        return UCS_OK;
+    }
+    if (comp == nullptr) {
+        return UCS_INPROGRESS;
+    }
+
+    /* completes with the last operation posted so far */
+    marker.sn   = ep->ops.back().sn;
+    marker.comp = comp;
+    ep->ops.push_back(marker);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_rc_mlx5_ep_fence(uct_ep_h tl_ep, unsigned)
+{
+    rc_ep(tl_ep)->fence_next = true;
+    return UCS_OK;
+}
+
+ucs_status_t uct_rc_mlx5_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, unsigned)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+
+    if (ep->pending.empty() && has_resources(ep, max_wqe_bbs) &&
+        (ep_iface(ep)->tx_bufs->num_free() > 0)) {
+        return UCS_ERR_BUSY;
+    }
+    ep->pending.push_back(req);
+    return UCS_OK;
+}
+
+void uct_rc_mlx5_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb, void *arg)
+{
+    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
+
+    while (!ep->pending.empty()) {
+        uct_pending_req_t *req = ep->pending.front();
+        ep->pending.pop_front();
+        if (cb != nullptr) {
+            cb(req, arg);
+        }
+    }
+}
+
+ucs_status_t uct_rc_mlx5_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                         uct_completion_t *comp)
+{
+    auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+
+    if (comp != nullptr) {
+        return UCS_ERR_UNSUPPORTED; /* as UCX's RC: poll until UCS_OK */
+    }
+
+    for (auto &entry : iface->eps_by_qpn) {
+        if (flags & UCT_FLUSH_FLAG_CANCEL) {
+            (void)uct_rc_mlx5_ep_flush(entry.second, flags, nullptr);
+        } else if (!entry.second->ops.empty()) {
+            return UCS_INPROGRESS;
+        }
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_rc_mlx5_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+
+    for (auto &entry : iface->eps_by_qpn) {
+        (void)uct_rc_mlx5_ep_fence(entry.second, flags);
+    }
+    return UCS_OK;
+}
+
+
+void *uct_rc_mlx5_ep::iface_uar_reg() const
+{
+    return ep_iface(this)->uar->reg_addr();
+}
+
+unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
+{
+    auto                *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+    uct_rc_completion_t comps[tx_batch];
+    unsigned            count;
+
+    count = iface->rx->progress(tx_batch);
+    if (count > 0) {
+        return count; /* receives first, as UCX's RC does */
+    }
+
+    count = iface->devx ? uct_rc_mlx5_txq_poll(iface, comps, tx_batch) :
+                          uct_rc_verbs_txq_poll(iface, comps, tx_batch);
+    for (unsigned i = 0; i < count; ++i) {
+        complete(iface, comps[i]);
+    }
+    if (count > 0) {
+        dispatch_pending(iface);
+    }
+    return count;
+}
+
+ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface)
+{
+    uct_rc_buf_pool *bufs;
+    uct_rc_rx       *rx;
+    ucs_status_t    status;
+
+    iface->seg_size    = iface->config.max_bcopy;
+    iface->max_inline  = std::min<size_t>(iface->config.max_short,
+                                          max_inline_devx);
+    iface->tx_cq_avail = iface->rc.tx_queue_len;
+
+    status = uct_rc_buf_pool::create(*iface->md->dev, iface->port_num,
+                                     iface->md->pd, iface->seg_size,
+                                     iface->rc.tx_queue_len, &bufs);
+    if (status != UCS_OK) {
+        return status;
+    }
+    iface->tx_bufs.reset(bufs);
+
+    status = uct_rc_rx::create(iface, iface->rc.rx_queue_len,
+                               iface->seg_size, &rx);
+    if (status != UCS_OK) {
+        return status;
+    }
+    iface->rx.reset(rx);
+    return UCS_OK;
+}
+
+void uct_rc_mlx5_iface_data_cleanup(uct_rc_mlx5_iface *iface)
+{
+    iface->rx.reset();
+    iface->tx_bufs.reset();
+}
+
+void uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
+                                  uct_iface_attr_t *attr)
+{
+    const size_t max_zcopy = size_t(1) << std::min(iface->common.caps.log_max_msg
+                                                   ? iface->common.caps.log_max_msg
+                                                   : 30u, 30u);
+
+    attr->cap.flags |= UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                       UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+                       UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_PUT_ZCOPY |
+                       UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
+                       UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
+                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+
+    attr->cap.am.max_short  = iface->max_inline - sizeof(uct_rc_am_hdr_t);
+    attr->cap.am.max_bcopy  = iface->seg_size - sizeof(uct_rc_am_hdr_t);
+    attr->cap.am.min_zcopy  = 0;
+    attr->cap.am.max_zcopy  = iface->seg_size - sizeof(uct_rc_am_hdr_t);
+    attr->cap.am.max_hdr    = iface->max_inline - sizeof(uct_rc_am_hdr_t);
+    attr->cap.am.max_iov    = UCT_RC_MAX_SGE;
+    attr->cap.am.opt_zcopy_align = 1;
+    attr->cap.am.align_mtu  = 128u << iface->path_mtu;
+
+    attr->cap.put.max_short = iface->max_inline;
+    attr->cap.put.max_bcopy = iface->seg_size;
+    attr->cap.put.min_zcopy = 0;
+    attr->cap.put.max_zcopy = max_zcopy;
+    attr->cap.put.max_iov   = UCT_RC_MAX_SGE;
+    attr->cap.put.opt_zcopy_align = 1;
+    attr->cap.put.align_mtu = 128u << iface->path_mtu;
+
+    attr->cap.get.max_bcopy = iface->seg_size;
+    attr->cap.get.min_zcopy = 0;
+    attr->cap.get.max_zcopy = max_zcopy;
+    attr->cap.get.max_iov   = UCT_RC_MAX_SGE;
+    attr->cap.get.opt_zcopy_align = 1;
+    attr->cap.get.align_mtu = 128u << iface->path_mtu;
+}
+
+void uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep)
+{
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+    ep->sq_avail = ep->devx_qp ?
+                   ep->devx_qp->sq_wqe_cnt() - 2 * max_wqe_bbs :
+                   iface->rc.tx_queue_len;
+    iface->eps_by_qpn[uct_rc_mlx5_ep_qpn(ep)] = ep;
+}
+
+void uct_rc_mlx5_ep_data_cleanup(uct_rc_mlx5_ep *ep)
+{
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+    ep_iface(ep)->eps_by_qpn.erase(uct_rc_mlx5_ep_qpn(ep));
+    /* what is still outstanding completes as canceled */
+    while (!ep->ops.empty()) {
+        uct_rc_op_t op = ep->ops.front();
+        ep->ops.pop_front();
+        retire(ep, op, UCS_ERR_CANCELED);
+    }
+    /* CQEs of its WQEs, if any are still to be polled, find no endpoint */
+    iface->tx_cq_avail += ep->cq_inflight;
+    ep->cq_inflight     = 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * rc_mlx5's send path on the hardware formats of infiniband/mlx5dv.h: WQEs
+ * written into the DevX QP's send ring (64-byte basic blocks, segments of
+ * 16 bytes, wrapping at the ring's end), the doorbell record then the UAR,
+ * and CQE64s polled from the send CQ's ring.
+ */
+#include "rc_mlx5_iface.h"
+
+#include <uct/ib/mlx5/dv/wqe_ext.h>
+#include <ucs/sys/math.h>
+
+#include <ucs/debug/log_def.h>
+
+#include <cstring>
+#include <endian.h>
+
+namespace {
+
+constexpr size_t wqebb  = MLX5_SEND_WQE_BB;   /* 64 */
+constexpr size_t dsize  = 16;                 /* a WQE segment unit */
+
+/* Writes a WQE at byte offsets from its start, wrapping at the ring's end */
+class wqe_writer {
+public:
+    wqe_writer(uct_ib_mlx5_devx_qp *qp, uint16_t pi) :
+        m_ring(static_cast<uint8_t*>(qp->sq_buf())),
+        m_ring_size(qp->sq_wqe_cnt() * wqebb),
+        m_start((pi & (qp->sq_wqe_cnt() - 1)) * wqebb)
+    {
+    }
+
+    void write(size_t offset, const void *src, size_t len)
+    {
+        size_t pos   = (m_start + offset) % m_ring_size;
+        size_t first = std::min(len, m_ring_size - pos);
+
+        memcpy(m_ring + pos, src, first);
+        memcpy(m_ring, static_cast<const uint8_t*>(src) + first, len - first);
+    }
+
+    uint8_t *at(size_t offset) const
+    {
+        return m_ring + (m_start + offset) % m_ring_size;
+    }
+
+private:
+    uint8_t      *m_ring;
+    const size_t m_ring_size;
+    const size_t m_start;
+};
+
+uint8_t mlx5_opcode(uct_rc_opcode_t op)
+{
+    switch (op) {
+    case UCT_RC_OP_SEND:       return MLX5_OPCODE_SEND;
+    case UCT_RC_OP_RDMA_WRITE: return MLX5_OPCODE_RDMA_WRITE;
+    case UCT_RC_OP_RDMA_READ:  return MLX5_OPCODE_RDMA_READ;
+    default:                   return MLX5_OPCODE_NOP;
+    }
+}
+
+/* The one table of requester syndromes (mlx5_err_cqe) to verbs statuses */
+enum ibv_wc_status wc_status(uint8_t syndrome)
+{
+    switch (syndrome) {
+    case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR:       return IBV_WC_LOC_LEN_ERR;
+    case MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR:        return IBV_WC_LOC_QP_OP_ERR;
+    case MLX5_CQE_SYNDROME_LOCAL_PROT_ERR:         return IBV_WC_LOC_PROT_ERR;
+    case MLX5_CQE_SYNDROME_WR_FLUSH_ERR:           return IBV_WC_WR_FLUSH_ERR;
+    case MLX5_CQE_SYNDROME_MW_BIND_ERR:            return IBV_WC_MW_BIND_ERR;
+    case MLX5_CQE_SYNDROME_BAD_RESP_ERR:           return IBV_WC_BAD_RESP_ERR;
+    case MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR:       return IBV_WC_LOC_ACCESS_ERR;
+    case MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:   return IBV_WC_REM_INV_REQ_ERR;
+    case MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR:      return IBV_WC_REM_ACCESS_ERR;
+    case MLX5_CQE_SYNDROME_REMOTE_OP_ERR:          return IBV_WC_REM_OP_ERR;
+    case MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
+    case MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR:      return IBV_WC_RNR_RETRY_EXC_ERR;
+    case MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR:     return IBV_WC_REM_ABORT_ERR;
+    default:                                       return IBV_WC_GENERAL_ERR;
+    }
+}
+
+} // namespace
+
+unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr)
+{
+    size_t bytes = sizeof(struct mlx5_wqe_ctrl_seg);
+
+    if ((wr->opcode == UCT_RC_OP_RDMA_WRITE) ||
+        (wr->opcode == UCT_RC_OP_RDMA_READ)) {
+        bytes += sizeof(struct mlx5_wqe_raddr_seg);
+    }
+    if (wr->inl_hdr_len + wr->inl_data_len > 0) {
+        bytes += ucs_align_up(sizeof(struct mlx5_wqe_inl_data_seg) +
+                              wr->inl_hdr_len + wr->inl_data_len, dsize);
+    }
+    bytes += wr->num_sge * sizeof(struct mlx5_wqe_data_seg);
+    return ucs_align_up(bytes, wqebb) / wqebb;
+}
+
+void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
+{
+    uct_ib_mlx5_devx_qp       *qp  = ep->devx_qp.get();
+    const uint16_t            pi   = ep->sn;
+    wqe_writer                w(qp, pi);
+    struct mlx5_wqe_ctrl_seg  ctrl = {};
+    size_t                    off  = sizeof(ctrl);
+    unsigned                  ds;
+
+    if ((wr->opcode == UCT_RC_OP_RDMA_WRITE) ||
+        (wr->opcode == UCT_RC_OP_RDMA_READ)) {
+        struct mlx5_wqe_raddr_seg raddr = {};
+
+        raddr.raddr = htobe64(wr->remote_addr);
+        raddr.rkey  = htobe32(wr->rkey);
+        w.write(off, &raddr, sizeof(raddr));
+        off += sizeof(raddr);
+    }
+
+    if (wr->inl_hdr_len + wr->inl_data_len > 0) {
+        struct mlx5_wqe_inl_data_seg inl;
+        const uint32_t               len = wr->inl_hdr_len + wr->inl_data_len;
+
+        /* a host integer holding a big-endian value, as mlx5dv.h declares */
+        inl.byte_count = htobe32(len | MLX5_INLINE_SEG);
+        w.write(off, &inl, sizeof(inl));
+        w.write(off + sizeof(inl), wr->inl_hdr, wr->inl_hdr_len);
+        w.write(off + sizeof(inl) + wr->inl_hdr_len, wr->inl_data,
+                wr->inl_data_len);
+        off += ucs_align_up(sizeof(inl) + len, dsize);
+    }
+
+    for (unsigned i = 0; i < wr->num_sge; ++i) {
+        struct mlx5_wqe_data_seg dseg;
+
+        dseg.byte_count = htobe32(wr->sge[i].length);
+        dseg.lkey       = htobe32(wr->sge[i].lkey);
+        dseg.addr       = htobe64(wr->sge[i].addr);
+        w.write(off, &dseg, sizeof(dseg));
+        off += sizeof(dseg);
+    }
+
+    ds                    = off / dsize;
+    ctrl.opmod_idx_opcode = htobe32((uint32_t(pi) << 8) |
+                                    mlx5_opcode(wr->opcode));
+    ctrl.qpn_ds           = htobe32((qp->qpn() << 8) | ds);
+    ctrl.fm_ce_se         = (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+                            (wr->fence ? MLX5_WQE_CTRL_FENCE : 0);
+    w.write(0, &ctrl, sizeof(ctrl));
+
+    ep->sn = pi + ucs_align_up(off, wqebb) / wqebb;
+
+    /* The WQE before the doorbell record, the record before the UAR */
+    __atomic_store_n(&qp->dbrec()[MLX5_SND_DBR], htobe32(ep->sn),
+                     __ATOMIC_RELEASE);
+    uint64_t doorbell;
+    memcpy(&doorbell, w.at(0), sizeof(doorbell));
+    __atomic_store_n(static_cast<uint64_t*>(ep->iface_uar_reg()), doorbell,
+                     __ATOMIC_RELEASE);
+}
+
+unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
+                              uct_rc_completion_t *comps, unsigned max)
+{
+    const struct mlx5dv_cq &cq    = iface->send_cq->dv();
+    unsigned               count  = 0;
+
+    while (count < max) {
+        const uint32_t ci  = iface->tx_cq_ci;
+        auto           *ce = reinterpret_cast<struct mlx5_cqe64*>(
+                                     static_cast<uint8_t*>(cq.buf) +
+                                     (ci & (cq.cqe_cnt - 1)) * cq.cqe_size +
+                                     cq.cqe_size - sizeof(struct mlx5_cqe64));
+        const uint8_t  op_own = __atomic_load_n(&ce->op_own, __ATOMIC_ACQUIRE);
+        const uint8_t  opcode = op_own >> 4;
+
+        if ((opcode == MLX5_CQE_INVALID) ||
+            ((op_own & MLX5_CQE_OWNER_MASK) != !!(ci & cq.cqe_cnt))) {
+            break; /* the device has not written this one yet */
+        }
+
+        uct_rc_completion_t &c = comps[count++];
+        c.qpn        = be32toh(ce->sop_drop_qpn) & 0xffffff;
+        c.sn         = be16toh(ce->wqe_counter);
+        c.status     = IBV_WC_SUCCESS;
+        c.vendor_err = 0;
+        if (opcode == MLX5_CQE_REQ_ERR) {
+            auto *ecqe   = reinterpret_cast<const struct mlx5_err_cqe*>(ce);
+            c.status     = wc_status(ecqe->syndrome);
+            c.vendor_err = ecqe->vendor_err_synd;
+        } else if (opcode != MLX5_CQE_REQ) {
+            c.status = IBV_WC_GENERAL_ERR;
+        }
+        iface->tx_cq_ci = ci + 1;
+    }
+
+    if (count > 0) {
+        __atomic_store_n(&cq.dbrec[UCT_MLX5_CQ_DBR_SET_CI],
+                         htobe32(iface->tx_cq_ci & 0xffffff), __ATOMIC_RELEASE);
+    }
+    return count;
+}

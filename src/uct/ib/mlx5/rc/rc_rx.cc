@@ -1,0 +1,208 @@
+/*
+ * Receive side of the RC transports: one SRQ per interface, receive
+ * completions polled through the glue, each message handed to its active
+ * message handler with its descriptor (see rc_data.h for the layout).
+ */
+#include "rc_mlx5_iface.h"
+
+#include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
+
+#include <cerrno>
+#include <new>
+
+namespace {
+
+constexpr unsigned rx_batch = 16; /* completions per poll */
+
+} // namespace
+
+ucs_status_t uct_rc_rx::create(uct_rc_mlx5_iface *iface, unsigned queue_len,
+                               size_t seg_size, uct_rc_rx **rx_p)
+{
+    std::unique_ptr<uct_rc_rx> rx(new (std::nothrow) uct_rc_rx());
+    struct ibv_srq_init_attr   attr = {};
+    uct_rc_buf_pool            *bufs;
+    ucs_status_t               status;
+
+    if (rx == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    rx->cb          = release;
+    rx->m_iface     = iface;
+    rx->m_queue_len = queue_len;
+    rx->m_seg_size  = seg_size;
+    /* the release pointer, then the headroom, right before the payload; the
+     * header arrives in the last bytes of that space */
+    rx->m_front     = ucs_align_up(sizeof(uct_recv_desc_t*) +
+                                   std::max(iface->rx_headroom,
+                                            sizeof(uct_rc_am_hdr_t)), 8);
+
+    status = uct_rc_buf_pool::create(*iface->md->dev, iface->port_num,
+                                     iface->md->pd, rx->m_front + seg_size,
+                                     2 * queue_len, &bufs);
+    if (status != UCS_OK) {
+        return status;
+    }
+    rx->m_bufs.reset(bufs);
+
+    attr.attr.max_wr  = queue_len;
+    attr.attr.max_sge = 1;
+    rx->m_srq = uct_ib_glue->create_srq(iface->md->pd, &attr);
+    if (rx->m_srq == nullptr) {
+        const int err = errno;
+
+        ucs_error("create_srq(%s, %u receives) failed: %m",
+                  iface->dev_name.c_str(), queue_len);
+        return (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+    }
+
+    if (iface->devx) {
+        struct mlx5dv_obj obj    = {};
+        struct mlx5dv_srq dv_srq = {};
+        int               ret;
+
+        dv_srq.comp_mask = MLX5DV_SRQ_MASK_SRQN;
+        obj.srq.in       = rx->m_srq;
+        obj.srq.out      = &dv_srq;
+        ret              = uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ);
+        if ((ret != 0) || !(dv_srq.comp_mask & MLX5DV_SRQ_MASK_SRQN)) {
+            errno = (ret != 0) ? ret : EOPNOTSUPP;
+            ucs_error("mlx5dv_init_obj(%s, SRQ number) failed: %m",
+                      iface->dev_name.c_str());
+            return UCS_ERR_IO_ERROR;
+        }
+        rx->m_srqn = dv_srq.srqn;
+    }
+
+    rx->refill();
+    if (rx->m_posted == 0) {
+        return UCS_ERR_IO_ERROR; /* refill logged why */
+    }
+
+    *rx_p = rx.release();
+    return UCS_OK;
+}
+
+uct_rc_rx::~uct_rc_rx()
+{
+    int ret;
+
+    if (m_srq != nullptr) {
+        ret = uct_ib_glue->destroy_srq(m_srq);
+        if (ret != 0) {
+            errno = ret;
+            ucs_warn("destroy_srq(%s) failed: %m", m_iface->dev_name.c_str());
+            m_bufs.release(); /* the device may still write them */
+        }
+    }
+}
+
+/* Post free buffers until the SRQ holds queue_len */
+void uct_rc_rx::refill()
+{
+    struct ibv_recv_wr wr[rx_batch], *bad_wr;
+    struct ibv_sge     sge[rx_batch];
+    unsigned           count;
+    int                ret;
+
+    while ((m_posted < m_queue_len) && (m_bufs->num_free() > 0)) {
+        count = 0;
+        while ((count < rx_batch) && (m_posted + count < m_queue_len)) {
+            auto *buf = static_cast<uint8_t*>(m_bufs->get());
+            if (buf == nullptr) {
+                break;
+            }
+            sge[count].addr   = reinterpret_cast<uintptr_t>(buf + m_front -
+                                                            sizeof(uct_rc_am_hdr_t));
+            sge[count].length = sizeof(uct_rc_am_hdr_t) + m_seg_size;
+            sge[count].lkey   = m_bufs->lkey();
+            wr[count].wr_id   = reinterpret_cast<uintptr_t>(buf);
+            wr[count].sg_list = &sge[count];
+            wr[count].num_sge = 1;
+            wr[count].next    = nullptr;
+            if (count > 0) {
+                wr[count - 1].next = &wr[count];
+            }
+            ++count;
+        }
+        if (count == 0) {
+            return;
+        }
+
+        ret = uct_ib_glue->post_srq_recv(m_srq, wr, &bad_wr);
+        if (ret != 0) {
+            errno = ret;
+            ucs_error("post_srq_recv(%s) failed: %m", m_iface->dev_name.c_str());
+            for (unsigned i = 0; i < count; ++i) {
+                m_bufs->put(reinterpret_cast<void*>(wr[i].wr_id));
+            }
+            return;
+        }
+        m_posted += count;
+    }
+}
+
+void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len)
+{
+    uint8_t               *payload = buf + m_front;
+    const uct_rc_am_hdr_t *hdr     = reinterpret_cast<const uct_rc_am_hdr_t*>(
+                                             payload - sizeof(uct_rc_am_hdr_t));
+    const uint8_t         am_id    = hdr->am_id & UCT_RC_AM_ID_MASK;
+    void                  *desc    = payload - m_iface->rx_headroom;
+    ucs_status_t          status;
+
+    uct_recv_desc_of(desc) = this; /* over the consumed header, if it is there */
+    status = uct_iface_invoke_am(m_iface, am_id, payload,
+                                 byte_len - sizeof(uct_rc_am_hdr_t),
+                                 UCT_CB_PARAM_FLAG_DESC);
+    if (status != UCS_INPROGRESS) {
+        m_bufs->put(buf);
+    }
+}
+
+void uct_rc_rx::release(uct_recv_desc_t *self, void *desc)
+{
+    auto *rx = static_cast<uct_rc_rx*>(self);
+
+    rx->m_bufs->put(rx->m_bufs->buf(rx->m_bufs->index(desc)));
+    rx->refill();
+}
+
+unsigned uct_rc_rx::progress(unsigned max)
+{
+    struct ibv_wc wc[rx_batch];
+    int           count;
+
+    count = uct_ib_glue->poll_cq(m_iface->recv_cq->cq(),
+                                 std::min(max, rx_batch), wc);
+    if (count <= 0) {
+        if (count < 0) {
+            ucs_error("poll_cq(%s, receive) failed: %d",
+                      m_iface->dev_name.c_str(), count);
+        }
+        return 0;
+    }
+
+    m_posted -= count;
+    for (int i = 0; i < count; ++i) {
+        auto *buf = reinterpret_cast<uint8_t*>(wc[i].wr_id);
+
+        if (wc[i].status != IBV_WC_SUCCESS) {
+            /* only a flush when the QP moved to error: nothing arrived */
+            if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+                ucs_error("%s: receive on qp 0x%x completed with %s (vendor "
+                          "syndrome 0x%x)", m_iface->dev_name.c_str(),
+                          wc[i].qp_num, uct_ib_wc_status_name(wc[i].status),
+                          wc[i].vendor_err);
+            }
+            m_bufs->put(buf);
+            continue;
+        }
+        dispatch(buf, wc[i].byte_len);
+    }
+
+    refill();
+    return count;
+}
