@@ -102,23 +102,23 @@ run_leg() {
 }
 
 # c_api_leg BUILD_DIR: install the build, then compile, link and run a C11
-# program that sees only the installed headers, through pkg-config
+# program that sees only the installed headers, through pkg-config ucx-uct
 c_api_leg() {
     local dir=$1 dest=$build_root/install-c11
     local prefix libdir
 
     rm -rf "$dest"
-    prefix=$(sed -n 's/^prefix=//p' "$dir/ucx.pc")
-    libdir=$dest$(PKG_CONFIG_PATH=$dir pkg-config --variable=libdir ucx)
+    prefix=$(sed -n 's/^prefix=//p' "$dir/ucx-uct.pc")
+    libdir=$dest$(PKG_CONFIG_PATH=$dir pkg-config --variable=libdir ucx-uct)
     if make -C "$dir" install DESTDIR="$dest" >"$build_root/c11-install.log" 2>&1 &&
        PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$libdir/pkgconfig \
        cc -std=c11 -pedantic -Wall -Wextra -Werror \
           "$top/test/gtest/api/c11_headers.c" -o "$build_root/c11_headers" \
           $(PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$libdir/pkgconfig \
-            pkg-config --cflags --libs ucx) >>"$build_root/c11-install.log" 2>&1 &&
+            pkg-config --cflags --libs ucx-uct) >>"$build_root/c11-install.log" 2>&1 &&
        LD_LIBRARY_PATH=$libdir "$build_root/c11_headers" >>"$build_root/c11-install.log" 2>&1; then
         total_passed=$((total_passed + 1))
-        summary+=("$(printf '%-9s pass (installed headers, pkg-config ucx, prefix %s)' c-api "$prefix")")
+        summary+=("$(printf '%-9s pass (installed headers, pkg-config ucx-uct, prefix %s)' c-api "$prefix")")
     else
         tail -20 "$build_root/c11-install.log"
         fail_leg c-api "C11 program against the installed tree failed"
@@ -130,6 +130,182 @@ fail_leg() {
     total_failed=$((total_failed + 1))
     summary+=("$(printf '%-9s could not run: %s' "$1" "$2")")
     log "$1: could not run: $2"
+}
+
+# pass_leg NAME DETAIL: a leg that is one check and passed
+pass_leg() {
+    total_passed=$((total_passed + 1))
+    summary+=("$(printf '%-9s pass (%s)' "$1" "$2")")
+    log "$1: pass ($2)"
+}
+
+# check_fail NAME LOG REASON: a leg that is one check and failed
+check_fail() {
+    [ -f "$2" ] && tail -30 "$2"
+    total_failed=$((total_failed + 1))
+    summary+=("$(printf '%-9s FAILED: %s (log %s)' "$1" "$3" "$2")")
+    log "$1: FAILED: $3"
+}
+
+# install_leg BUILD_DIR: make install into the build's own prefix, then
+# make installcheck (pkg-config modules; the installed example built from its
+# installed source with -Wall -Werror -pedantic and run on the emulated device)
+install_leg() {
+    local dir=$1 logfile=$build_root/install.log
+
+    if make -C "$dir" install >"$logfile" 2>&1 &&
+       make -C "$dir" installcheck >>"$logfile" 2>&1; then
+        pass_leg install "make install, installcheck: $(grep -c '^installcheck: ok:' "$logfile") checks"
+    else
+        grep '^installcheck: FAILED' "$logfile"
+        check_fail install "$logfile" "make install or installcheck failed"
+    fi
+}
+
+# cmake_project NAME PREFIX CMAKE_ARGS...: configure and build test/cmake
+# against PREFIX into $build_root/cmake-NAME
+cmake_project() {
+    local name=$1 prefix=$2 dir=$build_root/cmake-$1; shift 2
+
+    rm -rf "$dir"
+    cmake -S "$top/test/cmake" -B "$dir" -DCMAKE_PREFIX_PATH="$prefix" "$@" &&
+        cmake --build "$dir"
+}
+
+# cmake_leg PREFIX: a CMake project finds the installed package, links
+# ucx::uct ucx::ucs, sees only the installed headers and runs; an unknown
+# component and a newer version are refused; a moved copy of the tree works
+cmake_leg() {
+    local prefix=$1 logfile=$build_root/cmake.log moved=$build_root/moved-prefix
+    local bin=$build_root/cmake-ok/ucx_cmake_test out headers
+    local depfile=$build_root/cmake-ok/CMakeFiles/ucx_cmake_test.dir/ucx_cmake_test.c.o.d
+    cmake_step_failed() { echo "FAILED: $*"; return 1; }
+
+    {
+        echo "== the installed tree, version 0.1"
+        cmake_project ok "$prefix" -DUCX_TEST_VERSION=0.1 || cmake_step_failed "configure or build" || return
+        out=$(UCX_IB_GLUE=emulated "$bin")
+        echo "$out"
+        grep -qx "status: success" <<<"$out" || cmake_step_failed "the program failed" || return
+        grep -qx "module directory: $prefix/lib/ucx" <<<"$out" ||
+            cmake_step_failed "libucs looks for modules elsewhere" || return
+        # the compiler's record of the headers it read (CMake >= 3.20)
+        [ -s "$depfile" ] || cmake_step_failed "no dependency file $depfile" || return
+        headers=$(tr ' \\' '\n\n' <"$depfile" | grep -E '/(ucs|uct)/')
+        [ -n "$headers" ] || cmake_step_failed "$depfile lists no ucs/ or uct/ header" || return
+        ! grep -v "^$prefix/include/" <<<"$headers" ||
+            cmake_step_failed "the headers above are not from $prefix/include" || return
+        readelf -d "$bin" | grep -E 'NEEDED|RUNPATH'
+        [ "$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(libuc[^]]*\)\]/\1/p' | sort | tr '\n' ' ')" == \
+          "libucs-mlx5.so.0 libuct-mlx5.so.0 " ] || cmake_step_failed "NEEDED is not our two SONAMEs" || return
+
+        echo "== an unknown component must be refused"
+        ! cmake_project ucp "$prefix" "-DUCX_TEST_COMPONENTS=uct;ucp" >"$build_root/cmake-ucp.log" 2>&1 ||
+            cmake_step_failed "COMPONENTS uct ucp accepted" || return
+        cat "$build_root/cmake-ucp.log"
+        tr -s ' \n' ' ' <"$build_root/cmake-ucp.log" |
+            grep -q "component 'ucp' is not part of ucx-mlx5" || cmake_step_failed "not the expected reason" || return
+
+        echo "== a newer version must be refused"
+        ! cmake_project newer "$prefix" -DUCX_TEST_VERSION=1.13 \
+                -DUCX_TEST_ONLY_PREFIX="$prefix" >"$build_root/cmake-newer.log" 2>&1 ||
+            cmake_step_failed "version 1.13 accepted" || return
+        cat "$build_root/cmake-newer.log"
+        tr -s ' \n' ' ' <"$build_root/cmake-newer.log" |
+            grep -q 'compatible with requested version "1.13"' || cmake_step_failed "not the expected reason" || return
+
+        echo "== a moved copy of the installed tree"
+        rm -rf "$moved" && cp -a "$prefix" "$moved" || cmake_step_failed "cannot copy $prefix" || return
+        cmake_project moved "$moved" -DUCX_TEST_ONLY_PREFIX="$moved" || cmake_step_failed "configure or build" || return
+        out=$("$build_root/cmake-moved/ucx_cmake_test")
+        echo "$out"
+        grep -qx "status: success" <<<"$out" || cmake_step_failed "the program failed" || return
+        grep -qx "module directory: $moved/lib/ucx" <<<"$out" ||
+            cmake_step_failed "the moved tree's libucs looks for modules elsewhere" || return
+    } >"$logfile" 2>&1
+}
+
+# coexist_leg PREFIX BUILD_DIR...: nothing of ours is, needs or loads a
+# distribution's UCX library (libucs.so.0, libuct.so.0, libucp.so.0,
+# libucm.so.0), even with one installed, and no build compiled against a
+# distribution's UCX headers (/usr/include/{ucs,uct,ucp,ucm})
+coexist_leg() {
+    local prefix=$1; shift
+    local logfile=$build_root/coexist.log
+    local ucx_sonames='^(libucs|libuct|libucp|libucm|libucs_signal)\.so\.[0-9]+$'
+    local system_ucx elf files=() bad=0 deps
+
+    system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[mpst]\.so\.0$/ {print $NF}' | sort | tr '\n' ' ')
+    {
+        echo "distribution UCX on the loader path: ${system_ucx:-none}"
+
+        # every ELF file installed, and the programs built against the tree
+        while IFS= read -r elf; do
+            files+=("$elf")
+        done < <(find "$prefix" "$build_root/install-build/examples/installcheck" \
+                      "$build_root/cmake-ok" -type f \( -perm -u+x -o -name '*.so*' \) |
+                 while read -r f; do [ "$(head -c 4 "$f")" == $'\x7fELF' ] && echo "$f"; done)
+        echo "== readelf -d and ldd of ${#files[@]} ELF files"
+        for elf in "${files[@]}"; do
+            local soname needed resolved
+            soname=$(readelf -d "$elf" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+            needed=$(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+            echo "$elf: SONAME ${soname:--} NEEDED $needed"
+            if grep -Eq "$ucx_sonames" <<<"$soname"; then
+                echo "  has UCX's SONAME $soname"; bad=1
+            fi
+            for lib in $needed; do
+                if grep -Eq "$ucx_sonames" <<<"$lib"; then
+                    echo "  needs UCX's $lib"; bad=1
+                fi
+            done
+            resolved=$(ldd "$elf" 2>&1 | awk '/=>/ && $1 ~ /^libuc/ {print $1, $3}')
+            while read -r lib path; do
+                [ -n "$lib" ] || continue
+                case $path in
+                "$prefix"/*) ;;
+                *) echo "  $lib resolves to $path, not under $prefix"; bad=1 ;;
+                esac
+            done <<<"$resolved"
+        done
+
+        # what the programs load at run time, transport and device modules
+        # included (dlopen, which ldd cannot see)
+        echo "== LD_DEBUG=files: the objects each program initializes"
+        # (the CMake program lists components only: no device is opened)
+        for run in "$prefix/bin/ucx_info -d" \
+                   "$build_root/install-build/examples/installcheck/uct_devices" \
+                   "$build_root/cmake-ok/ucx_cmake_test"; do
+            local loaded expected=("$prefix/lib/ucx/libuct_ib.so")
+            [[ $run == *cmake* ]] || expected+=("$prefix/lib/libucx_mlx5_emu.so")
+            loaded=$(UCX_IB_GLUE=emulated LD_DEBUG=files $run 2>&1 >/dev/null |
+                     sed -n 's/.*calling init: //p' | grep '/libuc' | sort -u)
+            echo "$run:"
+            sed 's/^/  /' <<<"$loaded"
+            for lib in "${expected[@]}"; do
+                if ! grep -qx "$lib" <<<"$loaded"; then
+                    echo "  did not load $lib"; bad=1
+                fi
+            done
+            if grep -v "^$prefix/" <<<"$loaded"; then
+                echo "  loaded the above from outside $prefix"; bad=1
+            fi
+        done
+
+        # the compiler's own record of every header each build read
+        for dir in "$@"; do
+            [ -f "$dir/config.status" ] || continue
+            deps=$(find "$dir" -name '*.Po' -o -name '*.Plo' | wc -l)
+            echo "== $dir: headers in $deps dependency files"
+            if [ "$deps" -eq 0 ]; then
+                echo "  no dependency files"; bad=1
+            elif find "$dir" \( -name '*.Po' -o -name '*.Plo' \) -print0 |
+                     xargs -0 grep -lE '/usr/(local/)?include/(ucs|uct|ucp|ucm)/'; then
+                echo "  the files above list a system UCX header"; bad=1
+            fi
+        done
+        [ "$bad" -eq 0 ]
+    } >"$logfile" 2>&1
 }
 
 cd "$top" || exit 1
@@ -192,6 +368,27 @@ if build tsan --enable-debug --enable-tsan; then
         run_leg tsan "$build_root/tsan"
 else
     fail_leg tsan "build failed"
+fi
+
+# The installed tree: a release build in a prefix of its own, used in place
+if build install-build --prefix="$build_root/install-build/prefix"; then
+    prefix=$build_root/install-build/prefix
+    install_leg "$build_root/install-build"
+    if cmake_leg "$prefix"; then
+        pass_leg cmake "find_package(UCX COMPONENTS uct ucs), ucx::uct ucx::ucs, refusals, moved tree"
+    else
+        check_fail cmake "$build_root/cmake.log" "CMake project against the installed tree"
+    fi
+    if coexist_leg "$prefix" "$build_root"/*/; then
+        system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[pst]\.so\.0$/ {print $1}' | sort -u | tr '\n' ' ')
+        pass_leg coexist "only our libraries and headers, with ${system_ucx:-no distribution UCX (libucx0 libucx-dev) }installed"
+    else
+        check_fail coexist "$build_root/coexist.log" "a distribution UCX library or header in use"
+    fi
+else
+    fail_leg install "build failed"
+    fail_leg cmake "build failed"
+    fail_leg coexist "build failed"
 fi
 
 echo

@@ -7,6 +7,9 @@ packages=(
     libibverbs-dev ibverbs-providers
     googletest libgtest-dev
     valgrind
+    # a distribution's UCX, which the matrix's coexist leg must never see
+    # in our builds nor in what our installed programs load
+    libucx0 libucx-dev
 )
 
 missing=()
