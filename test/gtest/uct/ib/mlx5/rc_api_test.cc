@@ -1,5 +1,7 @@
 #include "rc_api_test.h"
 
+#include <algorithm>
+
 #include <uct/api/uct.h>
 #include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
 
@@ -186,6 +188,12 @@ rc_api_test::connect_pair(uct_iface_h ia, uct_iface_h ib, unsigned path_index_a)
     EXPECT_TRUE(uct_rc_mlx5_ep_is_connected(ea));
     EXPECT_TRUE(uct_rc_mlx5_ep_is_connected(eb));
     return {qpns(aa).at(0), qpns(ab).at(0)};
+}
+
+void rc_api_test::destroy_ep(uct_ep_h ep)
+{
+    m_eps.erase(std::remove(m_eps.begin(), m_eps.end(), ep), m_eps.end());
+    uct_ep_destroy(ep);
 }
 
 uct_iface_attr_t rc_api_test::query(uct_iface_h iface)

@@ -60,6 +60,9 @@ protected:
     /** An unconnected endpoint on @a path_index; destroyed at cleanup. */
     uct_ep_h create_ep(uct_iface_h iface, unsigned path_index = 0);
 
+    /** Destroy @a ep now rather than at cleanup. */
+    void destroy_ep(uct_ep_h ep);
+
     static uct_iface_attr_t query(uct_iface_h iface);
 
     /** The device address of @a iface, sized as uct_iface_query says. */

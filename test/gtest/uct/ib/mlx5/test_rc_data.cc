@@ -8,6 +8,7 @@
 
 #include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -634,6 +635,28 @@ TEST_P(test_rc_data, atomics_as_advertised)
                                             &r32, nullptr));
         }
     }
+}
+
+/* The peer's QP is gone: its requests go unanswered and the endpoint fails
+ * in bounded time, once */
+TEST_P(test_rc_data, peer_qp_destroyed)
+{
+    ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1e4));
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        m_failures.clear();
+        connect_ab(tl, {{"TIMEOUT", "10ms"}, {"RETRY_COUNT", "2"}});
+
+        destroy_ep(m_eb);
+        EXPECT_EQ(UCS_OK, uct_ep_am_short(m_ea, 0, 1, nullptr, 0));
+        wait_progress([&] { return !m_failures.empty(); },
+                      "the failure of the endpoint to a destroyed QP");
+        ASSERT_EQ(1u, m_failures.size());
+        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_failures[0].second);
+        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
+                  uct_ep_am_short(m_ea, 0, 2, nullptr, 0));
+    }
+    ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1));
 }
 
 /* A sender whose receiver does not progress stops at its window with
