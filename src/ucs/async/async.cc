@@ -134,6 +134,8 @@ struct ucs_async_context {
     ucs_async_mode_t         mode;
     context_lock             lock;
     std::deque<missed_event> missed; /* guarded by the registry lock */
+    /* missed.size(), readable without the lock: progress checks it often */
+    std::atomic<unsigned>    num_missed{0};
 
     explicit ucs_async_context(ucs_async_mode_t m) :
         mode(m), lock(m != UCS_ASYNC_MODE_THREAD_MUTEX)
@@ -301,6 +303,7 @@ public:
                                             return m.id == id;
                                         }),
                          missed.end());
+            h->async->num_missed.store(missed.size(), std::memory_order_release);
         }
 
         /* A callback removing its own handler must not wait for itself */
@@ -373,6 +376,10 @@ public:
     {
         for (;;) {
             missed_event m;
+
+            if (async->num_missed.load(std::memory_order_acquire) == 0) {
+                return; /* the common case, without the registry lock */
+            }
             {
                 std::unique_lock<std::mutex> g(m_lock);
                 if (async->missed.empty()) {
@@ -380,6 +387,8 @@ public:
                 }
                 m = async->missed.front();
                 async->missed.pop_front();
+                async->num_missed.store(async->missed.size(),
+                                        std::memory_order_release);
             }
             dispatch(m.id, m.events, true, true);
         }
@@ -503,6 +512,8 @@ private:
         const bool registered = (m_handlers.count(id) != 0);
         if (!locked && registered && (from_miss || !h->missed)) {
             async->missed.push_back({id, events});
+            async->num_missed.store(async->missed.size(),
+                                    std::memory_order_release);
             if (!h->missed) {
                 h->missed = true;
                 arm(*h, false);
@@ -532,6 +543,7 @@ private:
                 retry.insert(retry.end(), async->missed.begin(),
                              async->missed.end());
                 async->missed.clear();
+                async->num_missed.store(0, std::memory_order_release);
             }
         }
 

@@ -77,7 +77,9 @@ protected:
         return GetParam() == UCS_ASYNC_MODE_POLL;
     }
 
-    /* Wait until @a done; a poll-mode context is polled meanwhile */
+    /* Wait until @a done; a poll-mode context is polled meanwhile, and the
+     * progress thread of the others gets the CPU (valgrind runs one
+     * thread at a time) */
     void wait(const std::function<bool()> &done, const std::string &what)
     {
         wait_for(done, 10.0, [&what] { return what; }, [this] {
@@ -85,6 +87,7 @@ protected:
                 ucs_async_poll(m_async);
             } else {
                 ucs_async_check_miss(m_async);
+                sleep_ms(1);
             }
         });
     }
