@@ -169,6 +169,7 @@ bool test_base::wait_for(const std::function<bool()> &done, double timeout_sec,
         }
         if (progress) {
             progress();
+            std::this_thread::yield(); /* let the threads that do the work run */
         } else {
             std::this_thread::sleep_for(std::chrono::microseconds(100));
         }

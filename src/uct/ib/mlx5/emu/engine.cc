@@ -16,6 +16,10 @@
  */
 #include "engine.h"
 
+#ifdef HAVE_VALGRIND_H
+#  include <valgrind/valgrind.h>
+#endif
+
 #include <ucs/config/parser.h>
 
 #include <atomic>
@@ -58,6 +62,15 @@ ucs_config_field_t engine_config_table[] = {
 
     UCS_CONFIG_EMPTY_FIELD
 };
+
+bool running_on_valgrind()
+{
+#ifdef HAVE_VALGRIND_H
+    return RUNNING_ON_VALGRIND;
+#else
+    return false;
+#endif
+}
 
 /* The engine thread and its mode */
 class engine_ctl {
@@ -105,6 +118,9 @@ private:
         emu_state &s  = state();
         unsigned idle = 0;
         auto sleep    = std::chrono::microseconds(1);
+        /* valgrind runs one thread at a time: a spinning engine only keeps
+         * the library from running, so it goes to sleep at once there */
+        const unsigned spins = running_on_valgrind() ? 0 : IDLE_SPINS;
         bool did;
 
         while (!m_stop.load(std::memory_order_acquire)) {
@@ -116,7 +132,7 @@ private:
             if (did) {
                 idle  = 0;
                 sleep = std::chrono::microseconds(1);
-            } else if (++idle < IDLE_SPINS) {
+            } else if (++idle < spins) {
                 cpu_relax();
             } else {
                 std::this_thread::sleep_for(sleep);
