@@ -53,6 +53,12 @@ run_bench k4    -e -n 1000 -k 4 -m
 run_bench k16   -e -n 1000 -k 16
 run_bench base  -e -n 1000 -b -m
 
+for tl in rc_mlx5 rc_verbs; do
+    echo
+    echo "== ucx_rc_data_bench -e -t $tl"
+    "$bin/ucx_rc_data_bench" -e -t $tl | tee "$out/data-$tl.txt"
+done
+
 echo
 echo "== valgrind --tool=callgrind --collect-atstart=no ucx_connect_bench -e -b -n 500"
 mkdir -p "$out/callgrind"
@@ -90,4 +96,8 @@ row "instructions per connect, transient vs cached" \
     "$(sed -n 's/^ *instructions *\([0-9,]* vs [0-9,]* (ratio [0-9.]*)\)/\1/p' "$out/callgrind.txt")"
 row "  the same, the cache's lookup counted as free" \
     "$(sed -n 's/^ *with a free AH lookup *\([0-9,]* vs [0-9,]* (ratio [0-9.]*)\).*/\1/p' "$out/callgrind.txt")"
+row "message rate, 8-byte active messages, rc_mlx5" \
+    "$(sed -n 's/^message rate, am_short 8 B: //p' "$out/data-rc_mlx5.txt")"
+row "message rate, 8-byte active messages, rc_verbs" \
+    "$(sed -n 's/^message rate, am_short 8 B: //p' "$out/data-rc_verbs.txt")"
 echo "  (full outputs in $out)"
