@@ -43,6 +43,10 @@ public:
 int main(int argc, char **argv)
 {
     ::testing::InitGoogleTest(&argc, argv);
+    /* the tests in this process own their emulated devices (topologies,
+     * faults, step mode); the fabric tests start processes that join a
+     * fabric of their own */
+    setenv("UCX_IB_EMU_FABRIC", "none", 1);
     /* fork()-style death tests are unsafe with the watchdog thread */
     GTEST_FLAG_SET(death_test_style, "threadsafe");
 

@@ -6,7 +6,7 @@
  * remote QPN exists there in RTR or RTS. Anything else is dropped, counted
  * by reason.
  */
-#include "model.h"
+#include "member.h"
 
 
 namespace uct_ib_emu {
@@ -43,13 +43,15 @@ const port *find_eth_port(const emu_state &s, const qp *q,
         return &hint.dev->ports[hint.port - 1];
     }
 
-    for (const auto &dev : s.devices) {
-        for (const port &p : dev->ports) {
-            for (uint32_t i = 0; i < p.gids.size(); ++i) {
-                if (eth_port_has(p, fabric, i, gid, type)) {
-                    hint   = {dev.get(), p.num, i};
-                    *dev_p = dev.get();
-                    return &p;
+    for (const auto *devs : {&s.devices, &s.peers}) {
+        for (const auto &dev : *devs) {
+            for (const port &p : dev->ports) {
+                for (uint32_t i = 0; i < p.gids.size(); ++i) {
+                    if (eth_port_has(p, fabric, i, gid, type)) {
+                        hint   = {dev.get(), p.num, i};
+                        *dev_p = dev.get();
+                        return &p;
+                    }
                 }
             }
         }
@@ -62,12 +64,14 @@ const port *find_eth_port(const emu_state &s, const qp *q,
 const port *find_ib_port(const emu_state &s, const std::string &fabric,
                          uint16_t lid, const device **dev_p)
 {
-    for (const auto &dev : s.devices) {
-        for (const port &p : dev->ports) {
-            if (!p.is_eth() && (p.fabric == fabric) && (p.lid == lid) &&
-                (p.state == IBV_PORT_ACTIVE)) {
-                *dev_p = dev.get();
-                return &p;
+    for (const auto *devs : {&s.devices, &s.peers}) {
+        for (const auto &dev : *devs) {
+            for (const port &p : dev->ports) {
+                if (!p.is_eth() && (p.fabric == fabric) && (p.lid == lid) &&
+                    (p.state == IBV_PORT_ACTIVE)) {
+                    *dev_p = dev.get();
+                    return &p;
+                }
             }
         }
     }
@@ -78,7 +82,8 @@ const port *find_ib_port(const emu_state &s, const std::string &fabric,
 } // namespace
 
 
-uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p)
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
+                          wire::dest *remote)
 {
     const device *src_dev = q->ctx->dev;
     const port *src_port  = src_dev->get_port(q->port);
@@ -123,6 +128,20 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p)
         }
     }
 
+    if (dst_dev->peer) {
+        /* another host: its process checks the QP */
+        if ((remote == nullptr) ||
+            s.fabric->isolated(static_cast<unsigned>(dst_dev->host))) {
+            return (remote == nullptr) ? UCT_IB_EMU_DROP_NO_QP :
+                                         UCT_IB_EMU_DROP_ISOLATED;
+        }
+        *dst_p         = nullptr;
+        remote->host   = static_cast<unsigned>(dst_dev->host);
+        remote->dev    = static_cast<uint8_t>(dst_dev->index);
+        remote->port   = dst_port->num;
+        return UCT_IB_EMU_DROP_NONE;
+    }
+
     auto it = dst_dev->qps.find(q->remote_qpn);
     if ((it == dst_dev->qps.end()) || (it->second->port != dst_port->num)) {
         return UCT_IB_EMU_DROP_NO_QP;
@@ -139,11 +158,12 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p)
 }
 
 uct_ib_emu_drop_t deliver_packet(const emu_state &s, const qp *q,
-                                 uint32_t payload_len, qp **dst_p)
+                                 uint32_t payload_len, qp **dst_p,
+                                 wire::dest *remote)
 {
-    uct_ib_emu_drop_t reason = deliver(s, q, dst_p);
+    uct_ib_emu_drop_t reason = deliver(s, q, dst_p, remote);
 
-    if ((reason == UCT_IB_EMU_DROP_NONE) &&
+    if ((reason == UCT_IB_EMU_DROP_NONE) && (*dst_p != nullptr) &&
         (payload_len > mtu_bytes((*dst_p)->mtu))) {
         return UCT_IB_EMU_DROP_MTU;
     }
@@ -191,6 +211,12 @@ const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
         return "packet larger than the responder's path MTU";
     case UCT_IB_EMU_DROP_PSN:
         return "request out of sequence";
+    case UCT_IB_EMU_DROP_HOST_DOWN:
+        return "destination host not running";
+    case UCT_IB_EMU_DROP_ISOLATED:
+        return "host traffic killed";
+    case UCT_IB_EMU_DROP_CONGESTION:
+        return "destination host congested";
     default:
         return "unknown";
     }

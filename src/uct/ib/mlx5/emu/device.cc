@@ -2,7 +2,7 @@
  * Devices, contexts, ports and GID tables: ibv_get_device_list and friends,
  * ibv_open_device / mlx5dv_open_device, ibv_close_device, the queries.
  */
-#include "model.h"
+#include "member.h"
 #include "ops.h"
 
 #include <endian.h>
@@ -119,6 +119,8 @@ emu_state::~emu_state()
     for (struct ibv_device **list : device_lists) {
         free(list);
     }
+
+    fabric.reset(); /* leave the fabric last: QPs are gone */
 }
 
 

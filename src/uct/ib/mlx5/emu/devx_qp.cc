@@ -521,7 +521,7 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
 
     q                 = std::make_unique<qp>(ctx);
     q->devx           = true;
-    q->qpn            = dev->next_qpn++;
+    q->qpn            = alloc_qpn(dev);
     q->state          = UCT_MLX5_QP_STATE_RST;
     q->pd             = p;
     q->send_cq        = send_cq;

@@ -222,6 +222,12 @@ enum uct_ib_emu_drop_t {
                                      path MTU */
     UCT_IB_EMU_DROP_PSN,          /* a request ahead of the responder's
                                      expected PSN (discarded there) */
+    UCT_IB_EMU_DROP_HOST_DOWN,    /* no process owns the destination host
+                                     (cross-process fabric) */
+    UCT_IB_EMU_DROP_ISOLATED,     /* the traffic of the source or the
+                                     destination host is killed */
+    UCT_IB_EMU_DROP_CONGESTION,   /* the destination host does not drain
+                                     its socket: the oldest frames are lost */
     UCT_IB_EMU_DROP_LAST
 };
 

@@ -15,12 +15,15 @@
  * Lock order: the engine's lifecycle lock, then emu_state::lock.
  */
 #include "engine.h"
+#include "member.h"
 
 #ifdef HAVE_VALGRIND_H
 #  include <valgrind/valgrind.h>
 #endif
 
 #include <ucs/config/parser.h>
+
+#include <poll.h>
 
 #include <atomic>
 #include <chrono>
@@ -70,6 +73,24 @@ bool running_on_valgrind()
 #else
     return false;
 #endif
+}
+
+/* Sleep for a while, or until a packet from another host arrives */
+void idle_wait(emu_state &s, std::chrono::microseconds sleep)
+{
+    struct pollfd pfd;
+    struct timespec ts;
+
+    if (s.fabric == nullptr) {
+        std::this_thread::sleep_for(sleep);
+        return;
+    }
+
+    pfd.fd      = s.fabric->net().fd();
+    pfd.events  = POLLIN;
+    ts.tv_sec   = 0;
+    ts.tv_nsec  = sleep.count() * 1000;
+    ppoll(&pfd, 1, &ts, nullptr);
 }
 
 /* The engine thread and its mode */
@@ -135,7 +156,7 @@ private:
             } else if (++idle < spins) {
                 cpu_relax();
             } else {
-                std::this_thread::sleep_for(sleep);
+                idle_wait(s, sleep);
                 sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);
             }
         }
@@ -198,6 +219,11 @@ bool engine_pass_locked(emu_state &s)
     bool did = false;
 
     s.clock.fresh = false;
+    if (s.fabric != nullptr) {
+        s.fabric->sync_locked(s);
+        did |= s.fabric->receive_locked(s);
+    }
+
     for (const auto &dev : s.devices) {
         for (const auto &entry : dev->qps) {
             qp *q = entry.second;
@@ -210,6 +236,13 @@ bool engine_pass_locked(emu_state &s)
         for (const auto &entry : dev->cqs) {
             /* an arm written after the CQEs it covers */
             cq_event_check(s, entry.second, false);
+        }
+    }
+
+    if (s.fabric != nullptr) {
+        did |= s.fabric->flush_locked(s);
+        if (did) {
+            s.fabric->publish_locked(s);
         }
     }
 

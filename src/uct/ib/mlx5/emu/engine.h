@@ -21,6 +21,7 @@
 #define UCT_IB_MLX5_EMU_ENGINE_H_
 
 #include "model.h"
+#include "wire.h"
 
 #include <uct/ib/mlx5/dv/wqe_ext.h>
 
@@ -244,6 +245,10 @@ bool requester_progress(emu_state &s, qp *q);
 
 /* The earliest timer of q's send queue, or UINT64_MAX */
 uint64_t requester_next_timer(const qp *q);
+
+/* Requester: an answer from another host of the fabric for q */
+void requester_response(emu_state &s, qp *q, const wire::resp_hdr &h,
+                        const uint8_t *data);
 
 /* Responder: execute a request that reached dst */
 void responder_receive(emu_state &s, qp *dst, const request_pkt &req,

@@ -54,6 +54,10 @@ struct send_wqe {
     unsigned             retries_left = 0;
     unsigned             rnr_left   = 0;
 
+    /* Sent to another host of the fabric, answered asynchronously */
+    uint32_t             npkts      = 1;
+    uint32_t             resp_got   = 0; /* response bytes received */
+
     /* Back to a fresh entry, keeping the buffers' capacity */
     void reset()
     {
@@ -85,6 +89,16 @@ public:
     const send_wqe &front() const
     {
         return m_slots[m_head];
+    }
+
+    size_t size() const
+    {
+        return m_count;
+    }
+
+    send_wqe &at(size_t i)
+    {
+        return m_slots[(m_head + i) % m_slots.size()];
     }
 
     void pop_front()
@@ -136,6 +150,8 @@ struct route_hint {
 struct sq_exec {
     uint16_t             fetch = 0; /* next basic block to take */
     wqe_fifo             wqes;      /* taken, not completed, in order */
+    size_t               sent  = 0; /* of them, from the front: sent to
+                                       another host, not yet answered */
     std::vector<uint8_t> payload;   /* the message being sent, gathered */
 };
 

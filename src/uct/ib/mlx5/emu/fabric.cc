@@ -2,7 +2,7 @@
  * The fabric: topology (devices, ports, GID tables), the neighbour table,
  * and the emulator's shared plumbing (state, handle registry, buffers).
  */
-#include "model.h"
+#include "member.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -245,8 +245,6 @@ void qp_release_resources(qp *q)
 
 namespace {
 
-constexpr uint64_t IB_DEFAULT_SUBNET_PREFIX = 0xfe80000000000000ull;
-
 union ibv_gid gid_link_local(const uct_ib_emu_mac_t &mac)
 {
     union ibv_gid gid = {};
@@ -391,6 +389,9 @@ ucs_status_t build_port(const device &dev, uint8_t num,
     return UCS_OK;
 }
 
+} // namespace
+
+
 ucs_status_t build_device(const uct_ib_emu_device_spec_t &spec,
                           unsigned index, std::unique_ptr<device> *dev_p)
 {
@@ -465,6 +466,9 @@ ucs_status_t build_device(const uct_ib_emu_device_spec_t &spec,
     *dev_p = std::move(dev);
     return UCS_OK;
 }
+
+
+namespace {
 
 /* Everything that must be unique across the topology */
 ucs_status_t check_fabric(const std::vector<std::unique_ptr<device>> &devices)
@@ -585,6 +589,65 @@ ucs_status_t apply_topology(emu_state &s, const uct_ib_emu_topology_t &topo)
     return UCS_OK;
 }
 
+} // namespace
+
+
+ucs_status_t apply_host_topology(emu_state &s, unsigned host,
+                                 const uct_ib_emu_topology_t &own,
+                                 const std::vector<uct_ib_emu_topology_t> &all)
+{
+    ucs_status_t status = apply_topology(s, own);
+
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (const auto &dev : s.devices) {
+        dev->host = static_cast<int>(host);
+    }
+
+    s.peers.clear();
+    for (unsigned h = 0; h < all.size(); ++h) {
+        if (h == host) {
+            continue;
+        }
+        for (size_t i = 0; i < all[h].devices.size(); ++i) {
+            std::unique_ptr<device> dev;
+
+            status = build_device(all[h].devices[i], static_cast<unsigned>(i),
+                                  &dev);
+            if (status != UCS_OK) {
+                s.peers.clear();
+                return status;
+            }
+            dev->host = static_cast<int>(h);
+            dev->peer = true;
+            s.peers.push_back(std::move(dev));
+        }
+    }
+
+    return UCS_OK;
+}
+
+
+namespace {
+
+/* Joined to a fabric: change one of the host's own ports in the registry */
+template <typename F>
+ucs_status_t edit_own_port(emu_state &s, const std::string &device,
+                           uint8_t port_num, F fn)
+{
+    return s.fabric->edit_locked(s, [&](fab::fabric_rec *rec) {
+        fab::port_rec *pr;
+        unsigned h;
+        ucs_status_t status = fab::find_port(rec,
+                                             std::to_string(s.fabric->host()),
+                                             device, port_num, &h, &pr);
+
+        return (status == UCS_OK) ? fn(rec, pr) : status;
+    });
+}
+
 port *find_port_locked(emu_state &s, const std::string &dev_name,
                        uint8_t port_num)
 {
@@ -598,32 +661,6 @@ port *find_port_locked(emu_state &s, const std::string &dev_name,
     return nullptr;
 }
 
-uct_ib_emu_port_spec_t default_eth_port(uint8_t last_octet)
-{
-    uct_ib_emu_port_spec_t p;
-
-    p.link_layer = IBV_LINK_LAYER_ETHERNET;
-    p.active_mtu = IBV_MTU_1024;
-    p.fabric     = "eth0";
-    p.mac        = {0x02, 0xc9, 0x00, 0x00, 0x00, last_octet};
-    p.ipv4       = (198u << 24) | (18u << 16) | last_octet;  /* 198.18.0.x */
-    return p;
-}
-
-uct_ib_emu_port_spec_t default_ib_port(uint16_t lid)
-{
-    uct_ib_emu_port_spec_t p;
-
-    p.link_layer    = IBV_LINK_LAYER_INFINIBAND;
-    p.active_mtu    = IBV_MTU_4096;
-    p.fabric        = "ib0";
-    p.lid           = lid;
-    p.sm_lid        = 0x1;
-    p.subnet_prefix = IB_DEFAULT_SUBNET_PREFIX;
-    p.port_guid     = 0x02c9000000000000ull | lid;
-    return p;
-}
-
 } // namespace
 
 
@@ -632,6 +669,9 @@ emu_state::emu_state()
     if (apply_topology(*this, uct_ib_emu_default_topology()) != UCS_OK) {
         ucs_error("emu: the default topology is invalid");
     }
+
+    /* joined, the fabric's host replaces it (or nothing, on an error) */
+    member::join(*this, &fabric);
 }
 
 emu_state &state()
@@ -647,32 +687,20 @@ using namespace uct_ib_emu;
 
 uct_ib_emu_topology_t uct_ib_emu_default_topology()
 {
-    uct_ib_emu_topology_t topo;
-    uct_ib_emu_device_spec_t dev;
-
-    dev.vendor_part_id = 4125; /* ConnectX-6 Dx */
-    dev.fw_ver         = "22.39.1002";
-    for (uint8_t i = 0; i < 2; ++i) {
-        dev.name  = "mlx5_" + std::to_string(i);
-        dev.ports = {default_eth_port(i + 1)};
-        topo.devices.push_back(dev);
-    }
-
-    dev.vendor_part_id = 4123; /* ConnectX-6 */
-    dev.fw_ver         = "20.39.1002";
-    for (uint8_t i = 0; i < 2; ++i) {
-        dev.name  = "mlx5_" + std::to_string(i + 2);
-        dev.ports = {default_ib_port(0x11 + i)};
-        topo.devices.push_back(dev);
-    }
-
-    return topo;
+    return host_default_topology(0);
 }
 
 ucs_status_t uct_ib_emu_set_topology(const uct_ib_emu_topology_t &topology)
 {
     emu_state &s = state();
     guard g(s.lock);
+
+    if (s.fabric != nullptr) {
+        ucs_error("emu: the topology of fabric %s is shared: it is made by "
+                  "`ucx_emu create`, not changed in a process",
+                  s.fabric->name().c_str());
+        return UCS_ERR_UNSUPPORTED;
+    }
 
     if (busy_locked(s)) {
         return UCS_ERR_BUSY;
@@ -692,6 +720,15 @@ void uct_ib_emu_neigh_set(const std::string &segment, const union ibv_gid &gid,
     emu_state &s = state();
     guard g(s.lock);
 
+    if (s.fabric != nullptr) {
+        s.fabric->edit_locked(s, [&](fab::fabric_rec *rec) {
+            fab::neigh_set(&rec->hosts[s.fabric->host()], segment.c_str(),
+                           gid.raw, mac.data());
+            return UCS_OK;
+        });
+        return;
+    }
+
     s.neigh[segment][gid_key(gid)] = mac;
 }
 
@@ -701,6 +738,14 @@ ucs_status_t uct_ib_emu_neigh_del(const std::string &segment,
     emu_state &s = state();
     guard g(s.lock);
     auto table   = s.neigh.find(segment);
+
+    if (s.fabric != nullptr) {
+        return s.fabric->edit_locked(s, [&](fab::fabric_rec *rec) {
+            return fab::neigh_del(&rec->hosts[s.fabric->host()],
+                                  segment.c_str(), gid.raw) ?
+                   UCS_OK : UCS_ERR_NO_ELEM;
+        });
+    }
 
     return ((table != s.neigh.end()) && (table->second.erase(gid_key(gid)) > 0)) ?
            UCS_OK : UCS_ERR_NO_ELEM;
@@ -720,6 +765,13 @@ ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
 
     if (!p->is_eth() || mac_is_zero(mac) || (mac[0] & 1)) {
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (s.fabric != nullptr) {
+        return edit_own_port(s, device, port, [&](fab::fabric_rec *rec,
+                                                  fab::port_rec *pr) {
+            return fab::edit_mac(rec, pr, mac.data(), update_neigh);
+        });
     }
 
     p->mac = mac;
@@ -747,6 +799,13 @@ ucs_status_t uct_ib_emu_port_set_drop(const std::string &device, uint8_t port,
 
     if (!p->is_eth()) {
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (s.fabric != nullptr) {
+        return edit_own_port(s, device, port, [&](fab::fabric_rec *rec,
+                                                  fab::port_rec *pr) {
+            return fab::edit_drop(rec, pr, drop_roce_v1, drop_roce_v2);
+        });
     }
 
     p->drop_roce_v1 = drop_roce_v1;

@@ -43,6 +43,14 @@
 
 namespace uct_ib_emu {
 
+namespace fab {
+struct host_rec;
+}
+
+namespace wire {
+struct dest;
+}
+
 /* Identity of the emulated hardware */
 constexpr uint32_t VENDOR_ID           = 0x02c9; /* Mellanox Technologies */
 constexpr unsigned NUM_COMP_VECTORS    = 8;
@@ -204,6 +212,11 @@ struct device {
     unsigned                  num_lag_ports;  /* 0: not a LAG device */
     std::vector<port>         ports;
 
+    /* The fabric host the device belongs to (-1: a process-private
+     * device); peers are other hosts' devices, which only delivery sees */
+    int                       host          = -1;
+    bool                      peer          = false;
+    struct fab::host_rec      *shared       = nullptr; /* own host's record */
     /* Run time */
     uint32_t                  next_qpn;
     uint32_t                  next_cqn      = 0x400;
@@ -557,10 +570,15 @@ struct handle {
     void *obj;
 };
 
+class member;
+
 /* The whole emulator */
 struct emu_state {
     std::mutex                                   lock;
     std::vector<std::unique_ptr<device>>         devices;
+    /* Joined to a fabric: the membership, and the other hosts' devices */
+    std::unique_ptr<member>                      fabric;
+    std::vector<std::unique_ptr<device>>         peers;
     /* One neighbour table per L2 segment (port::fabric): a port resolves
      * only the addresses of its own segment */
     std::map<std::string,
@@ -630,6 +648,23 @@ T *fail_ptr(int err)
 }
 
 
+/* Fabric-wide unique numbers of a device's QPs and memory keys */
+uint32_t alloc_qpn(device *dev);
+uint32_t alloc_mkey_index(device *dev);
+
+/* Topology: the default devices of fabric host h (host 0: the in-process
+ * default), a host record filled with them, and the devices a record
+ * describes */
+uct_ib_emu_topology_t host_default_topology(unsigned h);
+void fill_host_devices(fab::host_rec *rec, unsigned h);
+uct_ib_emu_topology_t host_topology(const fab::host_rec &rec);
+ucs_status_t build_device(const uct_ib_emu_device_spec_t &spec,
+                          unsigned index, std::unique_ptr<device> *dev_p);
+/* Install a joined host's devices and its peers' (lock held) */
+ucs_status_t apply_host_topology(emu_state &s, unsigned host,
+                                 const uct_ib_emu_topology_t &own,
+                                 const std::vector<uct_ib_emu_topology_t> &all);
+
 /* GIDs and addresses */
 uct_ib_emu_gid_t gid_key(const union ibv_gid &gid);
 bool gid_is_zero(const uint8_t *raw);
@@ -685,13 +720,18 @@ void context_destroy_locked(emu_state &s, context *ctx);
  * Packet delivery (delivery.cc): whether what requester q sends now reaches
  * a responder, by design section 4's rules. UCT_IB_EMU_DROP_NONE and the
  * responder, or the reason of the drop (counted and logged by the caller).
+ * A destination on another host of the fabric is checked up to its port
+ * here: then *dst_p is NULL and *remote says where to send (without
+ * @a remote such a destination is a drop); the QP is checked there.
  */
-uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p);
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
+                          wire::dest *remote = nullptr);
 
 /* deliver() for one packet of the engine carrying payload_len bytes: also
  * dropped when larger than the responder's path MTU */
 uct_ib_emu_drop_t deliver_packet(const emu_state &s, const qp *q,
-                                 uint32_t payload_len, qp **dst_p);
+                                 uint32_t payload_len, qp **dst_p,
+                                 wire::dest *remote = nullptr);
 
 /* Bytes of a path MTU in the IB encoding (1 = 256 .. 5 = 4096), 0 if invalid */
 uint32_t mtu_bytes(uint8_t mtu);

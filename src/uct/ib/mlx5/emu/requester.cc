@@ -22,6 +22,7 @@
  * any posted later, completes with WR_FLUSH_ERR.
  */
 #include "engine.h"
+#include "member.h"
 
 
 namespace uct_ib_emu {
@@ -30,6 +31,7 @@ namespace {
 
 constexpr unsigned SEG_SIZE      = 16;
 constexpr unsigned FETCH_BUDGET  = 256; /* WQEs taken per pass */
+constexpr size_t   PIPELINE_MAX  = 256; /* messages in flight to a host */
 constexpr uint64_t NEVER         = UINT64_MAX;
 
 uint64_t ack_timeout_ns(uint8_t ack_timeout)
@@ -293,20 +295,26 @@ uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
     return 0;
 }
 
-/* Scatter a read/atomic response into the WQE's local buffers */
-void scatter_response(const qp *q, const send_wqe &w,
-                      const std::vector<uint8_t> &data)
+/* Scatter len bytes of a read/atomic response, at offset of the message,
+ * into the WQE's local buffers */
+void scatter_response(const qp *q, const send_wqe &w, size_t offset,
+                      const uint8_t *src, size_t len)
 {
     const device *dev = q->ctx->dev;
-    const uint8_t *src = data.data();
-    size_t left        = data.size();
 
     for (const sge &e : w.sges) {
         frag_list frags;
-        uint32_t take = static_cast<uint32_t>(std::min<size_t>(e.length, left));
+        uint32_t take;
 
-        /* checked before the request was sent, under the same lock */
-        if (mem_translate(dev, q->pd, e.lkey, e.addr, take,
+        if (offset >= e.length) {
+            offset -= e.length;
+            continue;
+        }
+
+        take = static_cast<uint32_t>(std::min<size_t>(e.length - offset, len));
+        /* checked before the request was sent (the keys may have gone
+         * since, when the answer comes from another host) */
+        if (mem_translate(dev, q->pd, e.lkey, e.addr + offset, take,
                           IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
             return;
         }
@@ -314,7 +322,11 @@ void scatter_response(const qp *q, const send_wqe &w,
             memcpy(f.ptr, src, f.len);
             src += f.len;
         });
-        left -= take;
+        len   -= take;
+        offset = 0;
+        if (len == 0) {
+            return;
+        }
     }
 }
 
@@ -344,6 +356,76 @@ outcome wait_for(emu_state &s, send_wqe &w, uint64_t delay, bool rnr)
     return outcome::WAIT_NEW;
 }
 
+void request_of(const qp *q, const send_wqe &w, request_pkt *pkt)
+{
+    *pkt             = {};
+    pkt->src_qpn     = q->qpn;
+    pkt->dst_qpn     = q->remote_qpn;
+    pkt->info        = w.info;
+    pkt->opmod       = w.opmod;
+    pkt->solicited   = w.fm_ce_se & MLX5_WQE_CTRL_SOLICITED;
+    pkt->msg_len     = w.length;
+    pkt->raddr       = w.raddr;
+    pkt->rkey        = w.rkey;
+    pkt->imm         = w.imm;
+    pkt->atomic_size = w.atomic_size;
+    memcpy(pkt->atomic, w.atomic, sizeof(pkt->atomic));
+}
+
+/*
+ * Another host has the destination: the packets of w go to its process,
+ * and the answer comes back later (requester_response). The WQE waits for
+ * it with the ack timer; the ones behind it may follow before it is
+ * answered (pipeline), as on a real link.
+ */
+void send_remote(emu_state &s, qp *q, send_wqe &w, request_pkt *pkt,
+                 const std::vector<uint8_t> &data, const wire::dest &remote)
+{
+    unsigned flags = w.info->flags;
+    uint32_t mtu   = mtu_bytes(q->mtu);
+    bool carries   = flags & (OP_SEND | OP_WRITE);
+    wire::req_hdr h = {};
+
+    w.npkts    = (carries && (w.length > mtu)) ? (w.length + mtu - 1) / mtu :
+                                                 1;
+    w.resp_got = 0;
+    if (!w.psn_set) {
+        w.first_psn      = q->next_send_psn;
+        w.psn_set        = true;
+        q->next_send_psn = (w.first_psn + w.npkts) & 0xffffff;
+    }
+
+    h.type        = wire::PKT_REQUEST;
+    h.opcode      = w.opcode;
+    h.opmod       = pkt->opmod;
+    h.dst_dev     = remote.dev;
+    h.dst_port    = remote.port;
+    h.src_qpn     = q->qpn;
+    h.dst_qpn     = q->remote_qpn;
+    h.msg_len     = w.length;
+    h.rkey        = w.rkey;
+    h.imm         = w.imm;
+    h.atomic_size = w.atomic_size;
+    h.raddr       = w.raddr;
+    memcpy(h.atomic, w.atomic, sizeof(h.atomic));
+
+    for (uint32_t k = 0; k < w.npkts; ++k) {
+        h.psn         = (w.first_psn + k) & 0xffffff;
+        h.offset      = k * mtu;
+        h.payload_len = carries ? static_cast<uint16_t>(
+                                std::min(mtu, w.length - h.offset)) : 0;
+        h.flags       = ((k == 0) ? wire::REQ_FIRST : 0) |
+                        ((k == w.npkts - 1) ? wire::REQ_LAST : 0) |
+                        (pkt->solicited ? wire::REQ_SOLICITED : 0);
+        ++s.engine.packets_sent;
+        s.fabric->net().add_request(remote, h, carries ?
+                                    data.data() + h.offset : nullptr);
+    }
+
+    ++q->sq_x.sent;
+    wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+}
+
 /* Send the message of w as packets; the outcome of its responses */
 outcome transmit(emu_state &s, qp *q, send_wqe &w)
 {
@@ -369,18 +451,17 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
                                w.inline_data.end());
     }
 
-    pkt             = {};
-    pkt.src_qpn     = q->qpn;
-    pkt.dst_qpn     = q->remote_qpn;
-    pkt.info        = w.info;
-    pkt.opmod       = w.opmod;
-    pkt.solicited   = w.fm_ce_se & MLX5_WQE_CTRL_SOLICITED;
-    pkt.msg_len     = w.length;
-    pkt.raddr       = w.raddr;
-    pkt.rkey        = w.rkey;
-    pkt.imm         = w.imm;
-    pkt.atomic_size = w.atomic_size;
-    memcpy(pkt.atomic, w.atomic, sizeof(pkt.atomic));
+    request_of(q, w, &pkt);
+    if (s.fabric != nullptr) {
+        qp *dst = nullptr;
+        wire::dest remote;
+
+        if ((deliver(s, q, &dst, &remote) == UCT_IB_EMU_DROP_NONE) &&
+            (dst == nullptr)) {
+            send_remote(s, q, w, &pkt, data, remote);
+            return outcome::WAIT_NEW;
+        }
+    }
 
     if (!w.psn_set) {
         /* a retransmission reuses the PSNs of the first transmission */
@@ -458,11 +539,21 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
                                                mtu);
         s.engine.packets_sent      += nresp - 1;
         s.engine.packets_delivered += nresp - 1;
-        scatter_response(q, w, resp.data);
+        scatter_response(q, w, 0, resp.data.data(), resp.data.size());
     }
 
     complete(s, q, w, 0);
     return outcome::DONE;
+}
+
+/* Go back to the oldest WQE sent to another host: everything after it
+ * is sent again (with the same PSNs) */
+void unsend(qp *q)
+{
+    for (size_t i = 0; i < q->sq_x.sent; ++i) {
+        q->sq_x.wqes.at(i).waiting = (i == 0) && q->sq_x.wqes.at(0).waiting;
+    }
+    q->sq_x.sent = 0;
 }
 
 outcome process(emu_state &s, qp *q, send_wqe &w)
@@ -491,6 +582,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
             ++s.engine.retries;
         }
         w.waiting = false;
+        unsend(q);
     }
 
     if ((w.length > 0) &&
@@ -513,6 +605,7 @@ bool flush(emu_state &s, qp *q, const ring &r)
     uint16_t producer = sq_producer(q);
     bool did          = false;
 
+    q->sq_x.sent = 0;
     while (!q->sq_x.wqes.empty()) {
         complete(s, q, q->sq_x.wqes.front(), MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
         q->sq_x.wqes.pop_front();
@@ -531,7 +624,130 @@ bool flush(emu_state &s, qp *q, const ring &r)
     return did;
 }
 
+/*
+ * Behind a WQE waiting for another host's answer, send the next ones
+ * without waiting (at most PIPELINE_MAX messages in flight). Only plain
+ * requests go ahead; anything else (a local operation, an error found
+ * locally) waits until it is the oldest, so completions stay in order.
+ */
+bool pipeline(emu_state &s, qp *q)
+{
+    bool did = false;
+    request_pkt pkt;
+
+    while ((q->sq_x.sent > 0) && (q->sq_x.sent < q->sq_x.wqes.size()) &&
+           (q->sq_x.sent < PIPELINE_MAX)) {
+        send_wqe &w = q->sq_x.wqes.at(q->sq_x.sent);
+        qp *dst     = nullptr;
+        wire::dest remote;
+
+        if ((w.bad_syndrome != 0) || (w.info->flags & OP_LOCAL) ||
+            w.waiting ||
+            (uint64_t(w.length) > (1ull << q->log_msg_max)) ||
+            (deliver(s, q, &dst, &remote) != UCT_IB_EMU_DROP_NONE) ||
+            (dst != nullptr)) {
+            break;
+        }
+
+        if (!w.sges.empty()) {
+            if (check_local(q, w, &q->sq_x.payload) != 0) {
+                break;
+            }
+            q->sq_x.payload.insert(q->sq_x.payload.begin(),
+                                   w.inline_data.begin(), w.inline_data.end());
+        }
+
+        request_of(q, w, &pkt);
+        send_remote(s, q, w, &pkt,
+                    w.sges.empty() ? w.inline_data : q->sq_x.payload, remote);
+        did = true;
+    }
+
+    return did;
+}
+
+void finish_sent(emu_state &s, qp *q, uint8_t syndrome)
+{
+    send_wqe &w = q->sq_x.wqes.front();
+
+    if (syndrome == 0) {
+        complete(s, q, w, 0);
+    } else {
+        complete_error(s, q, w, syndrome);
+    }
+    q->sq_x.wqes.pop_front();
+    --q->sq_x.sent;
+}
+
+bool psn_before(uint32_t a, uint32_t b)
+{
+    uint32_t d = (b - a) & 0xffffff;
+
+    return (d != 0) && (d < 0x800000);
+}
+
 } // namespace
+
+
+void requester_response(emu_state &s, qp *q, const wire::resp_hdr &h,
+                        const uint8_t *data)
+{
+    ++s.engine.packets_delivered;
+    if (q->state != UCT_MLX5_QP_STATE_RTS) {
+        return; /* flushed, or reset: nothing waits for it */
+    }
+
+    while (q->sq_x.sent > 0) {
+        send_wqe &w   = q->sq_x.wqes.front();
+        uint32_t last = (w.first_psn + w.npkts - 1) & 0xffffff;
+        resp_kind kind = static_cast<resp_kind>(h.kind);
+
+        if (psn_before(h.psn, w.first_psn)) {
+            return; /* the answer to a retransmission we no longer need */
+        }
+
+        if (psn_before(last, h.psn)) {
+            /* a later answer acknowledges w, but w's own data is missing:
+             * it times out and is read again */
+            if (w.info->flags & OP_RESPONSE) {
+                return;
+            }
+            finish_sent(s, q, 0);
+            continue;
+        }
+
+        if (kind == resp_kind::ACK) {
+            if (h.psn != last) {
+                return;
+            }
+            if (w.info->flags & OP_RESPONSE) {
+                if (h.offset != w.resp_got) {
+                    return; /* a lost piece: w times out */
+                }
+                scatter_response(q, w, h.offset, data, h.data_len);
+                w.resp_got += h.data_len;
+                if (w.resp_got < h.total) {
+                    return;
+                }
+            }
+            finish_sent(s, q, 0);
+        } else if (kind == resp_kind::RNR_NAK) {
+            ++s.engine.rnr_naks;
+            if (q->rnr_retry != 7) {
+                if (w.rnr_left == 0) {
+                    finish_sent(s, q, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+                    return;
+                }
+                --w.rnr_left;
+            }
+            unsend(q);
+            wait_for(s, w, rnr_timer_ns(h.rnr_timer), true);
+        } else {
+            finish_sent(s, q, nak_syndrome(kind));
+        }
+        return;
+    }
+}
 
 
 bool requester_progress(emu_state &s, qp *q)
@@ -580,6 +796,9 @@ bool requester_progress(emu_state &s, qp *q)
         }
     }
 
+    if (q->sq_x.sent > 0) {
+        did |= pipeline(s, q);
+    }
     return did;
 }
 

@@ -422,7 +422,7 @@ struct mlx5dv_mkey *emu_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
 
     /* The translation list is allocated in 64-byte units of 4 entries */
     ++s.cmds[UCT_MLX5_CMD_OP_CREATE_MKEY];
-    index = p->ctx->dev->next_mkey_idx++;
+    index = alloc_mkey_index(p->ctx->dev);
     key   = (index << 8) | ((index * 53) & 0xff);
 
     m              = std::make_unique<mkey>(p->ctx);

@@ -137,7 +137,7 @@ struct ibv_mr *emu_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
     }
 
     /* mlx5 mkey: 24-bit index and an 8-bit variant; lkey == rkey */
-    index = p->ctx->dev->next_mkey_idx++;
+    index = alloc_mkey_index(p->ctx->dev);
     mkey  = (index << 8) | ((index * 37) & 0xff);
 
     m              = std::make_unique<mr>(p->ctx);

@@ -368,7 +368,7 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     }
 
     q->devx           = false;
-    q->qpn            = dev->next_qpn++;
+    q->qpn            = alloc_qpn(dev);
     q->state          = UCT_MLX5_QP_STATE_RST;
     q->pd             = p;
     q->send_cq        = scq;

@@ -1,0 +1,91 @@
+/*
+ * A process's membership in a cross-process fabric (design section 9): it
+ * joins as one host, sees that host's devices, keeps its model of every
+ * port in step with the shared registry, sends and receives the engine's
+ * packets, and leaves (the last one out removes the fabric).
+ *
+ * Configuration:
+ *   UCX_IB_EMU_FABRIC  the fabric's name (per user); "none" keeps the
+ *                      emulated devices private to the process
+ *   UCX_IB_EMU_HOST    the host to join as ("host1" or "1"); "auto": the
+ *                      first host no live process owns
+ *   UCX_IB_EMU_HOSTS   hosts of a fabric this process creates, and the
+ *                      count an existing one must have; 0: 4, any
+ */
+#ifndef UCT_IB_MLX5_EMU_MEMBER_H_
+#define UCT_IB_MLX5_EMU_MEMBER_H_
+
+#include "model.h"
+#include "shm_fabric.h"
+#include "wire.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+
+namespace uct_ib_emu {
+
+class member {
+public:
+    /*
+     * Join the fabric the configuration names and install the host's
+     * devices in s (s.lock held or s not shared yet). UCS_OK with
+     * *member_p NULL for "none". On an error (logged once) s has no
+     * devices at all.
+     */
+    static ucs_status_t join(emu_state &s, std::unique_ptr<member> *member_p);
+
+    ~member();
+
+    unsigned host() const
+    {
+        return m_host;
+    }
+
+    const std::string &name() const
+    {
+        return m_name;
+    }
+
+    wire::endpoint &net()
+    {
+        return *m_net;
+    }
+
+    /* Pull registry changes (MACs, port states, drop flags, the host's
+     * neighbour table) into s's ports */
+    void sync_locked(emu_state &s);
+
+    /* Publish the host's counters to the registry */
+    void publish_locked(const emu_state &s);
+
+    /* Whether traffic between this host and host h is killed */
+    bool isolated(unsigned h) const;
+
+    /* Change the registry under the fabric lock, then sync s */
+    ucs_status_t edit_locked(emu_state &s,
+                             const std::function<ucs_status_t(
+                                     fab::fabric_rec*)> &fn);
+
+    /* The engine: one pass of receiving and sending; true if it did work */
+    bool receive_locked(emu_state &s);
+    bool flush_locked(emu_state &s);
+
+private:
+    member() = default;
+    ucs_status_t do_join(emu_state &s, const std::string &name,
+                         const std::string &host, unsigned hosts);
+    void leave();
+
+    std::string                     m_name;
+    unsigned                        m_host     = 0;
+    fab::mapping                    m_map;
+    std::unique_ptr<wire::endpoint> m_net;
+    uint32_t                        m_seen_seq = UINT32_MAX;
+    bool                            m_joined   = false;
+};
+
+} // namespace uct_ib_emu
+
+#endif
