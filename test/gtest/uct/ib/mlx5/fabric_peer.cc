@@ -8,7 +8,10 @@
  * everything they checked held.
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
- *               --scenario traffic|mac_move|peer_killed [--count N]
+ *               --scenario traffic|mac_move|peer_killed|list [--count N]
+ *
+ * "list" only prints how many devices the process sees (0 when it could
+ * not join the fabric) and exits.
  */
 #include <uct/api/uct.h>
 #include <uct/ib/mlx5/emu/fabric_ctl.h>
@@ -30,7 +33,7 @@ using steady = std::chrono::steady_clock;
 
 constexpr uint8_t  AM_ID       = 3;
 constexpr size_t   MEM_SIZE    = 64 * 1024;
-constexpr auto     WAIT_LIMIT  = std::chrono::seconds(10);
+constexpr auto     WAIT_LIMIT  = std::chrono::seconds(60);
 
 struct options {
     std::string role;
@@ -696,7 +699,7 @@ bool parse(int argc, char **argv)
         }
     }
     return ((g_opts.role == "server") || (g_opts.role == "client")) &&
-           (g_opts.fd >= 0);
+           ((g_opts.fd >= 0) || (g_opts.scenario == "list"));
 }
 
 } // namespace
@@ -718,15 +721,20 @@ int main(int argc, char **argv)
     }
     for (unsigned i = 0; i < num; ++i) {
         uct_component_attr_t attr = {};
-        attr.field_mask           = UCT_COMPONENT_ATTR_FIELD_NAME;
+        attr.field_mask           = UCT_COMPONENT_ATTR_FIELD_NAME |
+                                    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
         if ((uct_component_query(components[i], &attr) == UCS_OK) &&
             (std::string(attr.name) == "ib")) {
             g_ib = components[i];
+            result("devices", std::to_string(attr.md_resource_count));
         }
     }
     uct_release_component_list(components);
     if (g_ib == nullptr) {
         die("no ib component", UCS_ERR_NO_DEVICE);
+    }
+    if (g_opts.scenario == "list") {
+        return 0; /* what the process sees of the fabric, nothing more */
     }
 
     if (uct_worker_create(nullptr, UCS_THREAD_MODE_SINGLE, &g_worker) !=
