@@ -50,7 +50,7 @@ public:
             envs.push_back(kv.first + "=" + kv.second);
         }
 
-        argv.push_back(const_cast<char*>(FABRIC_PEER));
+        argv.push_back(const_cast<char*>(GTEST_FABRIC_PEER));
         for (const auto &a : args) {
             argv.push_back(const_cast<char*>(a.c_str()));
         }
@@ -75,7 +75,7 @@ public:
             if (keep_fd >= 0) {
                 fcntl(keep_fd, F_SETFD, 0);
             }
-            execve(FABRIC_PEER, argv.data(), envp.data());
+            execve(GTEST_FABRIC_PEER, argv.data(), envp.data());
             _exit(127);
         }
 
@@ -261,7 +261,7 @@ protected:
 
     std::map<std::string, std::string> host_env(const std::string &host)
     {
-        return {{"UCX_MODULE_DIR", UCT_IB_MODULE_DIR},
+        return {{"UCX_MODULE_DIR", GTEST_UCT_MODULE_DIR},
                 {"UCX_IB_GLUE", "emulated"},
                 {"UCX_IB_EMU_FABRIC", m_fabric},
                 {"UCX_IB_EMU_HOST", host},

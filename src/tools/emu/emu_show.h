@@ -1,0 +1,28 @@
+/*
+ * ucx_emu show: the picture of a fabric a person reads at a glance.
+ *
+ *  - a summary table, one row per host: alive (with its pid) or dead,
+ *    isolated, QPs alive, the packet counters and the drops;
+ *  - per host, a table of its ports (state, MTU, LID or MAC, the RoCE
+ *    versions it drops) with their GIDs (index, type, address), and its
+ *    drops by reason (only the reasons that happened);
+ *  - the neighbour tables: per host how many entries, and the stale ones,
+ *    those whose MAC is not the current MAC of the port that owns the GID
+ *    (with @a all_neigh every entry).
+ */
+#ifndef UCX_EMU_SHOW_H_
+#define UCX_EMU_SHOW_H_
+
+#include <uct/ib/mlx5/emu/fabric_ctl.h>
+
+#include <cstdio>
+
+
+namespace ucx_emu {
+
+void print_fabric(FILE *out, const uct_ib_emu_fabric_info_t &info,
+                  bool all_neigh);
+
+} // namespace ucx_emu
+
+#endif
