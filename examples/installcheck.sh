@@ -161,6 +161,44 @@ $(diff <(echo "$want") <(echo "$got") | sed 's/^/    /')"
     expect "uct_devices exit status for an unknown component" 1 "$rc"
 fi
 
+# ---- uct_hello: two processes on an emulated fabric of their own, the
+# server's MAC moved by the installed ucx_emu while greetings flow
+if build_example uct_hello; then
+    run=$work/uct_hello
+    fabric=installcheck-$$
+    port=$(( 20000 + $$ % 20000 ))
+    export UCX_IB_GLUE=emulated UCX_IB_EMU_FABRIC=$fabric UCX_RC_TIMEOUT=100ms
+    "$bindir/ucx_emu" -f "$fabric" create -n 2 >/dev/null
+    UCX_IB_EMU_HOST=host0 timeout 120 "$run" -p "$port" \
+        >"$work/hello-server.out" 2>&1 &
+    server=$!
+    sleep 0.5
+    UCX_IB_EMU_HOST=host1 timeout 120 "$run" -p "$port" -n 60 -i 20000 localhost \
+        >"$work/hello-client.out" 2>&1 &
+    client=$!
+    # the server's port moves (a VF re-created with a new MAC) mid-stream
+    for _ in $(seq 100); do
+        grep -q 'greeting 20 echoed' "$work/hello-client.out" && break
+        sleep 0.1
+    done
+    "$bindir/ucx_emu" -f "$fabric" mac host0 mlx5_0 02:c9:aa:00:00:01 >/dev/null
+    wait $client && rc=0 || rc=$?
+    wait $server || true
+    "$bindir/ucx_emu" -f "$fabric" destroy --force >/dev/null 2>&1 || true
+    unset UCX_IB_GLUE UCX_IB_EMU_FABRIC UCX_RC_TIMEOUT
+    sed 's/^/    | /' "$work/hello-client.out"
+    expect "uct_hello client exit status" 0 "$rc"
+    expect "uct_hello summary" \
+        "client: 60 greetings echoed, 1 endpoint failure(s), 1 reconnect(s)" \
+        "$(grep '^client: [0-9]* greetings echoed' "$work/hello-client.out")"
+    expect "uct_hello failure" "endpoint timeout" \
+        "$(sed -n 's/^client: greeting [0-9]* failed after [0-9.]* s: \(.*\); reconnecting$/\1/p' \
+           "$work/hello-client.out")"
+    if [ -e "/dev/shm/ucx-emu.$(id -u).$fabric" ]; then
+        fail "uct_hello left /dev/shm/ucx-emu.$(id -u).$fabric behind"
+    fi
+fi
+
 if [ "$failures" -ne 0 ]; then
     echo "installcheck: $failures check(s) failed" >&2
     exit 1
