@@ -1,8 +1,10 @@
 #!/bin/bash
 # Build the tree, install it into a prefix inside the build directory, and run
-# the tools on the emulated mlx5 device the way a user would: ucx_info -d and
+# the tools on the emulated mlx5 device the way a user would: ucx_info -d,
 # ucx_connect_bench (connect rate, address handles, DevX commands, the stale
-# MAC scenario, and the transient/cached instruction ratio under callgrind).
+# MAC scenario, and the transient/cached instruction ratio under callgrind),
+# the data path's message rate, and two processes as two hosts of an
+# emulated fabric (uct_hello) with the server's MAC moved by ucx_emu.
 # Ends with a short report of the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,6 +61,37 @@ for tl in rc_mlx5 rc_verbs; do
     "$bin/ucx_rc_data_bench" -e -t $tl | tee "$out/data-$tl.txt"
 done
 
+# Two hosts of an emulated fabric: the installed uct_hello example, built as
+# a user builds it, as server and client; the server's MAC moves mid-stream
+echo
+echo "== two processes on the emulated fabric: uct_hello, the server's MAC moved by ucx_emu"
+cc -std=c11 -pedantic -Wall -Werror "$prefix/share/ucx/examples/uct_hello.c" \
+    -o "$out/uct_hello" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ucx-ib) \
+    -Wl,-rpath,"$prefix/lib"
+fabric=demo-$$
+port=$(( 20000 + $$ % 20000 ))
+"$bin/ucx_emu" -f "$fabric" create -n 2
+(
+    export UCX_IB_EMU_FABRIC=$fabric UCX_RC_TIMEOUT=100ms
+    UCX_IB_EMU_HOST=host0 timeout 120 "$out/uct_hello" -p "$port" \
+        >"$out/hello-server.txt" 2>&1 &
+    sleep 0.5
+    UCX_IB_EMU_HOST=host1 timeout 120 "$out/uct_hello" -p "$port" -n 60 \
+        -i 20000 localhost >"$out/hello-client.txt" 2>&1 &
+    client=$!
+    for _ in $(seq 100); do
+        grep -q 'greeting 20 echoed' "$out/hello-client.txt" && break
+        sleep 0.1
+    done
+    "$bin/ucx_emu" -f "$fabric" mac host0 mlx5_0 02:c9:aa:00:00:01
+    wait $client
+    wait
+)
+cat "$out/hello-client.txt"
+"$bin/ucx_emu" -f "$fabric" show | tee "$out/fabric-show.txt"
+"$bin/ucx_emu" -f "$fabric" destroy
+
 echo
 echo "== valgrind --tool=callgrind --collect-atstart=no ucx_connect_bench -e -b -n 500"
 mkdir -p "$out/callgrind"
@@ -100,4 +133,10 @@ row "message rate, 8-byte active messages, rc_mlx5" \
     "$(sed -n 's/^message rate, am_short 8 B: //p' "$out/data-rc_mlx5.txt")"
 row "message rate, 8-byte active messages, rc_verbs" \
     "$(sed -n 's/^message rate, am_short 8 B: //p' "$out/data-rc_verbs.txt")"
+row "two hosts, uct_hello (server MAC moved mid-stream)" \
+    "$(sed -n 's/^client: //p' "$out/hello-client.txt" | tail -n 1)"
+row "  the live endpoint" \
+    "$(sed -n 's/^client: greeting \([0-9]*\) failed after \([0-9.]* s: [a-z ]*\);.*/greeting \1 failed after \2, then one reconnect/p' "$out/hello-client.txt")"
+row "  packets dropped on the fabric" \
+    "$(sed -n 's/^ *drops: //p' "$out/fabric-show.txt" | grep -v '^none$' | paste -sd ';')"
 echo "  (full outputs in $out)"
