@@ -55,23 +55,35 @@ struct exec_args {
     }
 };
 
-/* Start a child with stdout (and stderr, unless err_fd_p is NULL: then
- * it goes where ours goes) on pipes */
+void close_pair(int fds[2])
+{
+    for (int i = 0; i < 2; ++i) {
+        if (fds[i] >= 0) {
+            close(fds[i]);
+        }
+    }
+}
+
+/* Start a child with stdout on a pipe, and stderr and stdin too unless
+ * their pointer is NULL (then they are ours) */
 pid_t spawn(const std::vector<std::string> &argv, const env_changes_t &env,
-            int *out_fd_p, int *err_fd_p, int inherit_fd = -1)
+            int *out_fd_p, int *err_fd_p, int inherit_fd = -1,
+            int *in_fd_p = nullptr)
 {
     exec_args args(argv, env);
-    int out[2], err[2] = {-1, -1};
+    int out[2], err[2] = {-1, -1}, in[2] = {-1, -1};
     pid_t pid;
 
     if (pipe2(out, O_CLOEXEC) != 0) {
         ADD_FAILURE() << "pipe2() failed: " << strerror(errno);
         return -1;
     }
-    if ((err_fd_p != nullptr) && (pipe2(err, O_CLOEXEC) != 0)) {
+    if (((err_fd_p != nullptr) && (pipe2(err, O_CLOEXEC) != 0)) ||
+        ((in_fd_p != nullptr) && (pipe2(in, O_CLOEXEC) != 0))) {
         ADD_FAILURE() << "pipe2() failed: " << strerror(errno);
-        close(out[0]);
-        close(out[1]);
+        close_pair(out);
+        close_pair(err);
+        close_pair(in);
         return -1;
     }
 
@@ -80,6 +92,9 @@ pid_t spawn(const std::vector<std::string> &argv, const env_changes_t &env,
         dup2(out[1], STDOUT_FILENO);
         if (err[1] >= 0) {
             dup2(err[1], STDERR_FILENO);
+        }
+        if (in[0] >= 0) {
+            dup2(in[0], STDIN_FILENO);
         }
         if (inherit_fd >= 0) {
             fcntl(inherit_fd, F_SETFD, 0);
@@ -92,11 +107,17 @@ pid_t spawn(const std::vector<std::string> &argv, const env_changes_t &env,
     if (err[1] >= 0) {
         close(err[1]);
     }
+    if (in[0] >= 0) {
+        close(in[0]);
+    }
     if (pid < 0) {
         ADD_FAILURE() << "fork() failed: " << strerror(errno);
         close(out[0]);
         if (err[0] >= 0) {
             close(err[0]);
+        }
+        if (in[1] >= 0) {
+            close(in[1]);
         }
         return -1;
     }
@@ -104,6 +125,9 @@ pid_t spawn(const std::vector<std::string> &argv, const env_changes_t &env,
     *out_fd_p = out[0];
     if (err_fd_p != nullptr) {
         *err_fd_p = err[0];
+    }
+    if (in_fd_p != nullptr) {
+        *in_fd_p = in[1];
     }
     return pid;
 }
@@ -186,8 +210,47 @@ background_program::~background_program()
 bool background_program::start(const std::vector<std::string> &argv,
                                const env_changes_t &env, int inherit_fd)
 {
-    m_pid = spawn(argv, env, &m_out_fd, nullptr, inherit_fd);
+    m_pid = spawn(argv, env, &m_out_fd, &m_err_fd, inherit_fd, &m_in_fd);
     return m_pid > 0;
+}
+
+void background_program::say(const std::string &line)
+{
+    std::string l = line + "\n";
+
+    EXPECT_EQ(ssize_t(l.size()), write(m_in_fd, l.data(), l.size()))
+            << "writing to pid " << m_pid << ": " << strerror(errno);
+}
+
+int background_program::wait_exit(double timeout_sec)
+{
+    auto deadline = steady::now() +
+                    std::chrono::duration<double>(timeout_sec *
+                                                  test_time_multiplier());
+    bool out_open = (m_out_fd >= 0), err_open = (m_err_fd >= 0);
+
+    while ((out_open || err_open) && (m_pid > 0)) {
+        out_open = out_open && read_some(m_out_fd, &m_out, 10);
+        err_open = err_open && read_some(m_err_fd, &m_err, 10);
+        if (steady::now() > deadline) {
+            ADD_FAILURE() << "pid " << m_pid << " still runs after "
+                          << timeout_sec << " s: killed";
+            break;
+        }
+    }
+    return kill_and_reap();
+}
+
+std::string background_program::result(const std::string &what) const
+{
+    std::string key = "RESULT " + what + " ";
+    size_t at       = m_out.rfind(key);
+
+    if (at == std::string::npos) {
+        return "";
+    }
+    at += key.size();
+    return m_out.substr(at, m_out.find('\n', at) - at);
 }
 
 std::string background_program::wait_line(const std::string &prefix,
@@ -225,9 +288,11 @@ int background_program::kill_and_reap()
         status = reap(m_pid);
         m_pid  = -1;
     }
-    if (m_out_fd >= 0) {
-        close(m_out_fd);
-        m_out_fd = -1;
+    for (int *fd : {&m_out_fd, &m_err_fd, &m_in_fd}) {
+        if (*fd >= 0) {
+            close(*fd);
+            *fd = -1;
+        }
     }
     return status;
 }

@@ -32,7 +32,8 @@ run_result run_program(const std::vector<std::string> &argv,
 
 
 /* A program running in the background, with its stdout readable line by
- * line; killed (SIGKILL) and reaped when the object goes away */
+ * line, its stderr kept and its stdin writable; killed (SIGKILL) and reaped
+ * when the object goes away */
 class background_program {
 public:
     background_program() = default;
@@ -58,14 +59,32 @@ public:
     /* Kill with SIGKILL and reap it; its exit status as in run_result */
     int kill_and_reap();
 
+    /* Read its output until it closes it (at most @a timeout_sec, then
+     * SIGKILL), reap it; its exit status as in run_result */
+    int wait_exit(double timeout_sec);
+
+    /* Write a line to its stdin */
+    void say(const std::string &line);
+
+    /* The value of its last "RESULT <what> <value>" line, or "" */
+    std::string result(const std::string &what) const;
+
     const std::string &output() const
     {
         return m_out;
     }
 
+    const std::string &errors() const
+    {
+        return m_err;
+    }
+
 private:
     pid_t       m_pid    = -1;
     int         m_out_fd = -1;
+    int         m_err_fd = -1;
+    int         m_in_fd  = -1;
+    std::string m_err;
     std::string m_out;
     size_t      m_read   = 0; /* lines handed out so far end here */
 };

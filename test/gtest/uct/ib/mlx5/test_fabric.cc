@@ -5,20 +5,17 @@
  * checks what they report, what the fabric's registry shows, and that
  * nothing is left in shared memory afterwards.
  */
+#include <common/subprocess.h>
 #include <uct/ib/mlx5/emu/fabric_ctl.h>
 #include <uct/ib/mlx5/emu/shm_fabric.h>
 
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <tuple>
@@ -26,211 +23,23 @@
 
 namespace {
 
-using steady = std::chrono::steady_clock;
 
-constexpr auto PROCESS_LIMIT = std::chrono::seconds(120);
+constexpr double PROCESS_LIMIT = 120; /* seconds, scaled like the tests */
 
-/* A fabric_peer process: its stdin, stdout and stderr are ours */
-class host_process {
-public:
-    host_process(const std::vector<std::string> &args,
-                 const std::map<std::string, std::string> &env, int keep_fd)
-    {
-        int in[2], out[2], err[2];
-        std::vector<std::string> envs;
-        std::vector<char*> argv, envp;
+/* A fabric_peer process */
+typedef ucs::background_program host_process;
 
-        for (char **e = environ; *e != nullptr; ++e) {
-            std::string kv = *e;
-            if (env.count(kv.substr(0, kv.find('='))) == 0) {
-                envs.push_back(kv);
-            }
-        }
-        for (const auto &kv : env) {
-            envs.push_back(kv.first + "=" + kv.second);
-        }
+std::unique_ptr<host_process>
+start_host(const std::vector<std::string> &args,
+           const ucs::env_changes_t &env, int keep_fd)
+{
+    std::unique_ptr<host_process> p(new host_process());
+    std::vector<std::string> argv = {GTEST_FABRIC_PEER};
 
-        argv.push_back(const_cast<char*>(GTEST_FABRIC_PEER));
-        for (const auto &a : args) {
-            argv.push_back(const_cast<char*>(a.c_str()));
-        }
-        argv.push_back(nullptr);
-        for (auto &e : envs) {
-            envp.push_back(const_cast<char*>(e.c_str()));
-        }
-        envp.push_back(nullptr);
-
-        if ((pipe2(in, O_CLOEXEC) != 0) || (pipe2(out, O_CLOEXEC) != 0) ||
-            (pipe2(err, O_CLOEXEC) != 0)) {
-            ADD_FAILURE() << "pipe: " << strerror(errno);
-            return;
-        }
-
-        m_pid = fork();
-        if (m_pid == 0) {
-            /* only async-signal-safe calls until exec */
-            dup2(in[0], 0);
-            dup2(out[1], 1);
-            dup2(err[1], 2);
-            if (keep_fd >= 0) {
-                fcntl(keep_fd, F_SETFD, 0);
-            }
-            execve(GTEST_FABRIC_PEER, argv.data(), envp.data());
-            _exit(127);
-        }
-
-        close(in[0]);
-        close(out[1]);
-        close(err[1]);
-        m_in  = in[1];
-        m_out = out[0];
-        m_err = err[0];
-        if (m_pid < 0) {
-            ADD_FAILURE() << "fork: " << strerror(errno);
-        }
-    }
-
-    ~host_process()
-    {
-        kill_now();
-        for (int fd : {m_in, m_out, m_err}) {
-            if (fd >= 0) {
-                close(fd);
-            }
-        }
-    }
-
-    void say(const std::string &line)
-    {
-        std::string l = line + "\n";
-        EXPECT_EQ(ssize_t(l.size()), write(m_in, l.data(), l.size()));
-    }
-
-    /* Read until a line starts with @a prefix (true) or the process ends */
-    bool wait_line(const std::string &prefix)
-    {
-        auto deadline = steady::now() + PROCESS_LIMIT;
-
-        while (steady::now() < deadline) {
-            size_t at = 0;
-            while ((at = m_stdout.find('\n', m_scanned)) != std::string::npos) {
-                std::string line = m_stdout.substr(m_scanned, at - m_scanned);
-                m_scanned = at + 1;
-                if (line.compare(0, prefix.size(), prefix) == 0) {
-                    return true;
-                }
-            }
-            if (!pump(100)) {
-                return false;
-            }
-        }
-        return false;
-    }
-
-    /* Wait for the exit status (SIGKILL after the limit) */
-    int wait_exit()
-    {
-        auto deadline = steady::now() + PROCESS_LIMIT;
-        int status;
-
-        while (m_pid > 0) {
-            pid_t r = waitpid(m_pid, &status, WNOHANG);
-            if (r == m_pid) {
-                m_pid    = -1;
-                m_status = status;
-                break;
-            }
-            pump(10);
-            if (steady::now() > deadline) {
-                ADD_FAILURE() << "a host process did not exit in time";
-                kill_now();
-            }
-        }
-        while (pump(0)) {
-        }
-        return WIFEXITED(m_status) ? WEXITSTATUS(m_status) :
-                                     128 + WTERMSIG(m_status);
-    }
-
-    void kill_now()
-    {
-        int status;
-
-        if (m_pid > 0) {
-            kill(m_pid, SIGKILL);
-            waitpid(m_pid, &status, 0);
-            m_status = status;
-            m_pid    = -1;
-        }
-    }
-
-    pid_t pid() const
-    {
-        return m_pid;
-    }
-
-    const std::string &out() const
-    {
-        return m_stdout;
-    }
-
-    const std::string &err() const
-    {
-        return m_stderr;
-    }
-
-    /* The value of "RESULT <what> <value>", or "" */
-    std::string result(const std::string &what) const
-    {
-        std::string key = "RESULT " + what + " ";
-        size_t at       = m_stdout.rfind(key);
-
-        if (at == std::string::npos) {
-            return "";
-        }
-        at += key.size();
-        return m_stdout.substr(at, m_stdout.find('\n', at) - at);
-    }
-
-private:
-    /* Move what the process wrote into our buffers; false at EOF of both */
-    bool pump(int timeout_ms)
-    {
-        struct pollfd pfd[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
-        bool open            = false;
-        char buf[4096];
-
-        if (poll(pfd, 2, timeout_ms) <= 0) {
-            return (m_out >= 0) || (m_err >= 0);
-        }
-        for (int i = 0; i < 2; ++i) {
-            int &fd = i ? m_err : m_out;
-            if (fd < 0) {
-                continue;
-            }
-            if (pfd[i].revents & (POLLIN | POLLHUP)) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n > 0) {
-                    (i ? m_stderr : m_stdout).append(buf, n);
-                } else {
-                    close(fd);
-                    fd = -1;
-                }
-            }
-            open |= (fd >= 0);
-        }
-        return open;
-    }
-
-    pid_t       m_pid    = -1;
-    int         m_status = 0;
-    int         m_in     = -1;
-    int         m_out    = -1;
-    int         m_err    = -1;
-    std::string m_stdout;
-    std::string m_stderr;
-    size_t      m_scanned = 0;
-};
+    argv.insert(argv.end(), args.begin(), args.end());
+    EXPECT_TRUE(p->start(argv, env, keep_fd));
+    return p;
+}
 
 std::string shm_path(const std::string &fabric)
 {
@@ -259,7 +68,7 @@ protected:
         }
     }
 
-    std::map<std::string, std::string> host_env(const std::string &host)
+    ucs::env_changes_t host_env(const std::string &host)
     {
         return {{"UCX_MODULE_DIR", GTEST_UCT_MODULE_DIR},
                 {"UCX_IB_GLUE", "emulated"},
@@ -283,10 +92,9 @@ protected:
                 "--role", i ? "client" : "server", "--fd",
                 std::to_string(sv[i]), "--tl", tl, "--dev", dev,
                 "--scenario", scenario, "--count", std::to_string(count)};
-            m_hosts.emplace_back(new host_process(args,
-                                                  host_env(i ? "host1" :
-                                                               "host0"),
-                                                  sv[i]));
+            m_hosts.push_back(start_host(args,
+                                         host_env(i ? "host1" : "host0"),
+                                         sv[i]));
         }
         close(sv[0]);
         close(sv[1]);
@@ -305,8 +113,9 @@ protected:
 
     void expect_exit_ok(host_process &p, const char *who)
     {
-        EXPECT_EQ(0, p.wait_exit()) << who << " stdout:\n" << p.out()
-                                    << "stderr:\n" << p.err();
+        EXPECT_EQ(0, p.wait_exit(PROCESS_LIMIT))
+                << who << " stdout:\n" << p.output() << "stderr:\n"
+                << p.errors();
     }
 
     void expect_nothing_left()
@@ -383,10 +192,10 @@ TEST_P(test_fabric, peer_mac_moved_mid_stream_then_reconnect)
 TEST_P(test_fabric, peer_killed_survivor_fails_in_bounded_time)
 {
     start_pair(tl(), dev(), "peer_killed", 100);
-    ASSERT_TRUE(client().wait_line("RESULT ready_to_kill"))
-            << client().out() << client().err();
+    ASSERT_NE("", client().wait_line("RESULT ready_to_kill", PROCESS_LIMIT))
+            << client().output() << client().errors();
 
-    server().kill_now();
+    server().kill_and_reap();
     client().say("GO");
     expect_exit_ok(client(), "client");
 
@@ -411,18 +220,17 @@ class test_fabric_join : public test_fabric_base {
 protected:
     /* Start one "list" process as @a host; its device count */
     std::string devices_seen(const std::string &host,
-                             std::map<std::string, std::string> extra = {})
+                             const ucs::env_changes_t &extra = {})
     {
         auto env = host_env(host);
 
         for (const auto &kv : extra) {
             env[kv.first] = kv.second;
         }
-        m_hosts.emplace_back(new host_process({"--role", "client",
-                                               "--scenario", "list"},
-                                              env, -1));
+        m_hosts.push_back(start_host({"--role", "client", "--scenario",
+                                      "list"}, env, -1));
         m_last = m_hosts.back().get();
-        m_last->wait_exit();
+        m_last->wait_exit(PROCESS_LIMIT);
         return m_last->result("devices");
     }
 
@@ -432,7 +240,7 @@ protected:
         unsigned count = 0;
         size_t at      = 0;
 
-        while ((at = m_last->err().find(text, at)) != std::string::npos) {
+        while ((at = m_last->errors().find(text, at)) != std::string::npos) {
             ++count;
             ++at;
         }
@@ -451,14 +259,14 @@ TEST_F(test_fabric_join, a_host_sees_its_own_devices)
 TEST_F(test_fabric_join, unknown_host_is_one_clear_error_and_no_devices)
 {
     EXPECT_EQ("0", devices_seen("nosuchhost"));
-    EXPECT_EQ(1u, errors_naming("has no host 'nosuchhost'")) << m_last->err();
+    EXPECT_EQ(1u, errors_naming("has no host 'nosuchhost'")) << m_last->errors();
     expect_nothing_left();
 }
 
 TEST_F(test_fabric_join, malformed_fabric_name_is_refused)
 {
     EXPECT_EQ("0", devices_seen("auto", {{"UCX_IB_EMU_FABRIC", "bad/name"}}));
-    EXPECT_EQ(1u, errors_naming("UCX_IB_EMU_FABRIC=bad/name")) << m_last->err();
+    EXPECT_EQ(1u, errors_naming("UCX_IB_EMU_FABRIC=bad/name")) << m_last->errors();
 }
 
 TEST_F(test_fabric_join, full_fabric_is_refused)
@@ -472,7 +280,7 @@ TEST_F(test_fabric_join, full_fabric_is_refused)
     ASSERT_GE(held, 0);
 
     EXPECT_EQ("0", devices_seen("auto"));
-    EXPECT_EQ(1u, errors_naming("is full")) << m_last->err();
+    EXPECT_EQ(1u, errors_naming("is full")) << m_last->errors();
     close(held);
 
     /* the host is free again */
@@ -493,7 +301,7 @@ TEST_F(test_fabric_join, another_version_is_refused_naming_it)
     close(fd);
 
     EXPECT_EQ("0", devices_seen("auto"));
-    EXPECT_EQ(1u, errors_naming("version 99")) << m_last->err();
+    EXPECT_EQ(1u, errors_naming("version 99")) << m_last->errors();
     EXPECT_NE(UCS_OK, uct_ib_emu_fabric_info(m_fabric, &info));
     EXPECT_EQ(UCS_OK, uct_ib_emu_fabric_destroy(m_fabric, false));
     expect_nothing_left();
@@ -528,8 +336,6 @@ TEST_F(test_fabric_join, stale_fabric_is_recycled)
 TEST_F(test_fabric_join, two_fabrics_do_not_see_each_other)
 {
     std::string other = m_fabric + "-b";
-    std::vector<std::unique_ptr<host_process>> pairs;
-
     /* host0 of both fabrics at the same time: two different hosts */
     start_pair("rc_mlx5", "mlx5_0:1", "traffic", 200);
     std::swap(m_fabric, other);
