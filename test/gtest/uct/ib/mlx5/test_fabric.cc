@@ -23,7 +23,6 @@
 
 namespace {
 
-
 constexpr double PROCESS_LIMIT = 120; /* seconds, scaled like the tests */
 
 /* A fabric_peer process */
