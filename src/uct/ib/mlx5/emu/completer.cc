@@ -55,7 +55,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         }
         c->exec.in_error = true;
         ++c->overruns;
-        ++s.engine.cq_overruns;
+        count_cq_overrun(s, c, d.qpn);
         return false;
     }
 
@@ -73,7 +73,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         e->s_wqe_opcode_qpn = htobe32((uint32_t(d.sop) << 24) |
                                       (d.qpn & 0xffffff));
         e->wqe_counter      = htobe16(d.wqe_counter);
-        ++s.engine.err_cqes[d.syndrome];
+        count_err_cqe(s, c, d.qpn, d.syndrome);
     } else {
         auto *e = reinterpret_cast<struct mlx5_cqe64*>(slot);
 

@@ -128,6 +128,14 @@ struct gid_slot {
     enum ibv_gid_type type  = IBV_GID_TYPE_IB;
 };
 
+/* What the engine counted on a port (instruments.cc, counters.cc): packets
+ * it sent and received, its packets dropped by reason, and the requester's
+ * retries, RNR NAKs, error CQEs and CQ overruns of its QPs */
+struct port_counters {
+    engine_counters                       engine;
+    std::map<uct_ib_emu_drop_t, uint64_t> drops;
+};
+
 struct port {
     uint8_t               num;
     uint8_t               link_layer;
@@ -145,6 +153,7 @@ struct port {
     bool                  drop_roce_v1;
     bool                  drop_roce_v2;
     std::vector<gid_slot> gids;
+    port_counters         counters;
 
     bool is_eth() const
     {
@@ -699,6 +708,9 @@ uint32_t mtu_bytes(uint8_t mtu);
 /* Count and log a dropped packet of q */
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason);
 
+/* The port a QP sends from, or NULL before RST2INIT (counters.cc) */
+port *qp_port(const qp *q);
+
 /* Send path of verbs QPs (umr.cc): a QP created with send ops (the IBV_ and
  * MLX5DV_QP_EX_WITH_* flags), the QP moved to state next (flush or forget
  * what is queued), and a QP about to be destroyed */
@@ -743,6 +755,9 @@ void cq_events_release(cq *c);
 void engine_context_opened();
 void engine_context_closed();
 void engine_reset_locked(emu_state &s);
+
+/* Zero every port's counters (counters.cc) */
+void port_counters_reset_locked(emu_state &s);
 
 /* Debug log of the emulator */
 #define uct_ib_emu_debug(_fmt, ...) ucs_debug("emu: " _fmt, ## __VA_ARGS__)

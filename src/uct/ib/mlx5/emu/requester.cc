@@ -330,6 +330,12 @@ uint8_t nak_syndrome(resp_kind kind)
     }
 }
 
+/* Read data comes back at most one MTU a packet */
+uint64_t response_packets(const response_pkt &resp, uint32_t mtu)
+{
+    return std::max<uint64_t>(1, (resp.data.size() + mtu - 1) / mtu);
+}
+
 enum class outcome {
     DONE,        /* completed (successfully or not): pop it */
     WAIT_NEW,    /* now waiting on a timer */
@@ -400,14 +406,14 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
         pkt.payload     = carries ? data.data() + pkt.offset : nullptr;
         pkt.payload_len = carries ? std::min(mtu, w.length - pkt.offset) : 0;
 
-        ++s.engine.packets_sent;
+        count_sent(s, q);
         drop = deliver_packet(s, q, pkt.payload_len, &dst);
         if (drop != UCT_IB_EMU_DROP_NONE) {
             count_drop(s, q, drop);
             return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
         }
 
-        ++s.engine.packets_delivered;
+        count_delivered(s, dst);
         responder_receive(s, dst, pkt, &resp);
         if (resp.kind == resp_kind::NONE) {
             count_drop(s, q, UCT_IB_EMU_DROP_PSN);
@@ -418,7 +424,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
          * ACKs of the others) and any packet it NAKs; the answer travels
          * back under the same rules */
         if (pkt.last || (resp.kind != resp_kind::ACK)) {
-            ++s.engine.packets_sent;
+            count_sent(s, dst, response_packets(resp, mtu));
             drop = deliver(s, dst, &back);
             if ((drop == UCT_IB_EMU_DROP_NONE) && (back != q)) {
                 drop = UCT_IB_EMU_DROP_NO_QP;
@@ -428,11 +434,11 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
                 return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout),
                                 false);
             }
-            ++s.engine.packets_delivered;
+            count_delivered(s, q, response_packets(resp, mtu));
         }
 
         if (resp.kind == resp_kind::RNR_NAK) {
-            ++s.engine.rnr_naks;
+            count_rnr_nak(s, q);
             if (q->rnr_retry != 7) {
                 if (w.rnr_left == 0) {
                     complete_error(s, q, w,
@@ -452,12 +458,6 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
 
     q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
     if (flags & OP_RESPONSE) {
-        /* read data comes back at most one MTU a packet: the first one is
-         * counted above */
-        uint64_t nresp = std::max<uint64_t>(1, (resp.data.size() + mtu - 1) /
-                                               mtu);
-        s.engine.packets_sent      += nresp - 1;
-        s.engine.packets_delivered += nresp - 1;
         scatter_response(q, w, resp.data);
     }
 
@@ -488,7 +488,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
                 return outcome::DONE;
             }
             --w.retries_left;
-            ++s.engine.retries;
+            count_retry(s, q);
         }
         w.waiting = false;
     }
