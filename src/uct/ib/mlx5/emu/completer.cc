@@ -3,8 +3,9 @@
  * then the ownership byte (opcode << 4 | owner) with release ordering; the
  * owner bit is the pass over the ring, (pi / cqe_cnt) & 1. A ring whose
  * consumer index (the CQ doorbell record) shows no room overruns: nothing is
- * overwritten, the CQ is in error from then on and the QP that completed
- * moves to ERR, as firmware does with overrun checking on.
+ * overwritten, the CQ is in error from then on (reported once, as a CQ
+ * error asynchronous event of its context) and the QP that completed moves
+ * to ERR, as firmware does with overrun checking on.
  */
 #include "engine.h"
 
@@ -52,6 +53,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         if (!c->exec.in_error) {
             uct_ib_emu_debug("%s: cq 0x%x overrun", c->ctx->dev->name.c_str(),
                              c->cqn);
+            async_event_cq_error(s, c);
         }
         c->exec.in_error = true;
         ++c->overruns;

@@ -50,7 +50,10 @@
  * post_send / post_recv / post_srq_recv / poll_cq and completion channels
  * reach the same rings. The UMR work requests above still run at
  * wr_complete time, outside the engine. Requests and their responses
- * (ACKs, NAKs, read data) both obey the delivery rules.
+ * (ACKs, NAKs, read data) both obey the delivery rules. A CQ that
+ * overruns moves the QP completing into it to ERR and raises one
+ * IBV_EVENT_CQ_ERR on its context (async_fd, get_async_event,
+ * ack_async_event).
  *
  * Not modelled: DevX objects other than QPs, UD/DC transports, alternate
  * paths, compressed CQEs.

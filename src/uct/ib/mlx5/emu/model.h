@@ -320,6 +320,11 @@ struct cq : object {
     uint64_t              events_got    = 0;
     uint64_t              events_acked  = 0;
 
+    /* Asynchronous events of the CQ (a CQ error) its context's user got
+     * with get_async_event and acked */
+    uint64_t              async_got     = 0;
+    uint64_t              async_acked   = 0;
+
     using object::object;
 };
 
@@ -530,6 +535,18 @@ struct devx_obj : object {
     using object::object;
 };
 
+/* The asynchronous events of a context (async.cc): its async_fd, an
+ * eventfd counting the queued events, and the events, oldest first */
+struct async_queue {
+    int                                fd = -1;
+    std::deque<struct ibv_async_event> events;
+
+    async_queue() = default;
+    async_queue(const async_queue&) = delete;
+    async_queue &operator=(const async_queue&) = delete;
+    ~async_queue();
+};
+
 struct context {
     static constexpr kind KIND = kind::CONTEXT;
 
@@ -537,6 +554,7 @@ struct context {
     device             *dev      = nullptr;
     bool               devx      = false;
     uar_page           *drv_uar  = nullptr; /* the context's own UAR page */
+    async_queue        async;
 
     /* Everything created on the context, owned here */
     std::map<object*, std::unique_ptr<object>> objects;
@@ -748,6 +766,13 @@ void cq_event_check(emu_state &s, cq *c, bool solicited);
 
 /* A CQ about to be destroyed leaves its channel, with its queued events */
 void cq_events_release(cq *c);
+
+/* Asynchronous events (async.cc): a new context's async_fd (false with
+ * errno if it cannot be made), a CQ error event of c (CQ overrun), and a
+ * CQ about to be destroyed, whose queued events are dropped */
+bool async_events_init(context *ctx);
+void async_event_cq_error(emu_state &s, cq *c);
+void async_events_release_cq(cq *c);
 
 /* The engine (engine.cc): its thread starts for an opened context and stops
  * after the last one is closed (both called without s.lock); its counters
