@@ -25,34 +25,6 @@ port *cq_qp_port(const cq *c, uint32_t qpn)
 } // namespace
 
 
-port *qp_port(const qp *q)
-{
-    device *dev = q->ctx->dev;
-
-    return ((q->port >= 1) && (q->port <= dev->ports.size())) ?
-           &dev->ports[q->port - 1] : nullptr;
-}
-
-void count_sent(emu_state &s, const qp *from, uint64_t n)
-{
-    port *p = qp_port(from);
-
-    s.engine.packets_sent += n;
-    if (p != nullptr) {
-        p->counters.engine.packets_sent += n;
-    }
-}
-
-void count_delivered(emu_state &s, const qp *to, uint64_t n)
-{
-    port *p = qp_port(to);
-
-    s.engine.packets_delivered += n;
-    if (p != nullptr) {
-        p->counters.engine.packets_delivered += n;
-    }
-}
-
 void count_retry(emu_state &s, const qp *q)
 {
     port *p = qp_port(q);

@@ -726,8 +726,14 @@ uint32_t mtu_bytes(uint8_t mtu);
 /* Count and log a dropped packet of q */
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason);
 
-/* The port a QP sends from, or NULL before RST2INIT (counters.cc) */
-port *qp_port(const qp *q);
+/* The port a QP sends from, or NULL before RST2INIT */
+inline port *qp_port(const qp *q)
+{
+    device *dev = q->ctx->dev;
+
+    return (unsigned(q->port) - 1 < dev->ports.size()) ?
+           &dev->ports[q->port - 1] : nullptr;
+}
 
 /* Send path of verbs QPs (umr.cc): a QP created with send ops (the IBV_ and
  * MLX5DV_QP_EX_WITH_* flags), the QP moved to state next (flush or forget

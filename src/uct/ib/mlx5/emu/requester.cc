@@ -55,7 +55,7 @@ void ring_copy(const ring &r, size_t offset, size_t len, uint8_t *dst)
     size_t size = size_t(r.cnt) * r.stride;
 
     while (len > 0) {
-        size_t at   = offset % size;
+        size_t at   = offset & (size - 1); /* a power of two */
         size_t take = std::min(len, size - at);
 
         memcpy(dst, r.buf + at, take);
@@ -507,6 +507,17 @@ uint16_t sq_producer(const qp *q)
     return static_cast<uint16_t>(dma_load_be32(&qp_dbrec(q)[MLX5_SND_DBR]));
 }
 
+/* The producer counter as last read: the doorbell record (a line its user
+ * keeps writing) is read again only once what the last reading showed has
+ * been taken, as it only moves on */
+uint16_t sq_producer_seen(qp *q)
+{
+    if (q->sq_x.fetch == q->sq_x.producer_seen) {
+        q->sq_x.producer_seen = sq_producer(q);
+    }
+    return q->sq_x.producer_seen;
+}
+
 /* The QP is in ERR: everything posted completes with WR_FLUSH_ERR */
 bool flush(emu_state &s, qp *q, const ring &r)
 {
@@ -553,7 +564,7 @@ bool requester_progress(emu_state &s, qp *q)
         return false; /* posted WQEs wait for RTS */
     }
 
-    producer = sq_producer(q);
+    producer = sq_producer_seen(q);
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
          ++taken) {
         send_wqe &w = q->sq_x.wqes.push_back();
