@@ -50,7 +50,13 @@
  * post_send / post_recv / post_srq_recv / poll_cq and completion channels
  * reach the same rings. The UMR work requests above still run at
  * wr_complete time, outside the engine. Requests and their responses
- * (ACKs, NAKs, read data) both obey the delivery rules. A CQ that
+ * (ACKs, NAKs, read data) both obey the delivery rules. A QP's requester
+ * has one WQE in flight at a time and completes its WQEs in order, so a
+ * read or atomic beyond the initiator depth (2^log_sra_max), a fenced WQE
+ * (MLX5_WQE_CTRL_FENCE) and any WQE behind an outstanding one wait until
+ * it completed, and a responder never holds more than one outstanding read
+ * or atomic (2^log_rra_max >= 1); the ordering tests pin these rules for a
+ * requester that keeps several WQEs in flight. A CQ that
  * overruns moves the QP completing into it to ERR and raises one
  * IBV_EVENT_CQ_ERR on its context (async_fd, get_async_event,
  * ack_async_event).
