@@ -5,6 +5,10 @@
  * completed. The responses are lost on the way back (the requester's MAC
  * moved), so the earlier atomic stays outstanding for as long as the test
  * wants, and what reached the responder shows in its memory.
+ *
+ * Today's requester has one WQE in flight at a time, so these hold by
+ * construction; they pin the rules for a requester that keeps several in
+ * flight (responses that come back later, from another process).
  */
 #include "engine_test.h"
 
