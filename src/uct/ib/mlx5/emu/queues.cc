@@ -180,6 +180,7 @@ bool recv_flush(emu_state &s, qp *q)
         cqe_write(s, q->recv_cq, d);
         did = true;
     }
+    q->rq_x.producer_seen = q->rq_x.consumed;
     return did;
 }
 

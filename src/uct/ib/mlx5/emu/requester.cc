@@ -538,6 +538,7 @@ bool flush(emu_state &s, qp *q, const ring &r)
         complete(s, q, w, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
         did = true;
     }
+    q->sq_x.producer_seen = q->sq_x.fetch;
 
     return did;
 }
