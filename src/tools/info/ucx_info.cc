@@ -7,9 +7,12 @@
  * layer, GID table, selected GID, emulated or not) comes from one internal
  * query function of the ib module, looked up in the module the component
  * came from (see uct/ib/base/ib_info.h), so this tool links no transport.
+ * The counters of an emulated port come the same way from the emulated
+ * device library the glue table loaded (uct/ib/mlx5/emu/port_stats.h).
  */
 #include <uct/api/uct.h>
 #include <uct/ib/base/ib_info.h>
+#include <uct/ib/mlx5/emu/port_stats.h>
 #include <ucs/config/parser.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/lib_info.h>
@@ -115,6 +118,56 @@ private:
     uct_ib_md_query_port_info_func_t m_func    = nullptr;
 };
 
+/* The counters of emulated ports, if the emulated device library is loaded
+ * (UCX_IB_GLUE=emulated: the glue loads it when the first device is opened,
+ * so it is looked up at the first query) or linked into the program */
+class emu_port_stats_query {
+public:
+    emu_port_stats_query() = default;
+
+    ~emu_port_stats_query()
+    {
+        if (m_handle != nullptr) {
+            dlclose(m_handle);
+        }
+    }
+
+    emu_port_stats_query(const emu_port_stats_query&)            = delete;
+    emu_port_stats_query &operator=(const emu_port_stats_query&) = delete;
+
+    bool query(const char *dev_name, uct_ib_emu_port_stats_t *stats)
+    {
+        if (!m_looked_up) {
+            look_up();
+        }
+
+        stats->version = UCT_IB_EMU_PORT_STATS_VERSION;
+        return (m_func != nullptr) && (m_func(dev_name, stats) == UCS_OK);
+    }
+
+private:
+    void look_up()
+    {
+        m_looked_up = true;
+        m_handle = dlopen(UCT_IB_EMU_PORT_STATS_LIBRARY,
+                          RTLD_LAZY | RTLD_NOLOAD);
+        if (m_handle == nullptr) {
+            (void)dlerror(); /* not loaded: consume the text */
+        }
+
+        m_func = reinterpret_cast<uct_ib_emu_query_port_stats_func_t>(
+                dlsym((m_handle != nullptr) ? m_handle : RTLD_DEFAULT,
+                      UCT_IB_EMU_PORT_STATS_SYMBOL));
+        if (m_func == nullptr) {
+            (void)dlerror();
+        }
+    }
+
+    bool                               m_looked_up = false;
+    void                               *m_handle   = nullptr;
+    uct_ib_emu_query_port_stats_func_t m_func      = nullptr;
+};
+
 std::string size_str(size_t size)
 {
     char buf[32];
@@ -167,6 +220,41 @@ void print_port_info(const uct_ib_port_info_t &info)
                selected ? "*" : " ", gid.index, width, gid.address, gid.type,
                gid.family, selected ? "  (selected)" : "");
     }
+}
+
+/* One counter, then its breakdown one entry a line */
+void print_stat(const char *name, uint64_t count,
+                const uct_ib_emu_port_stat_t *entries = nullptr,
+                unsigned num_entries = 0)
+{
+    printf("#    %17s: %lu\n", name, static_cast<unsigned long>(count));
+    for (unsigned i = 0; i < num_entries; ++i) {
+        printf("#                       - %lu %s\n",
+               static_cast<unsigned long>(entries[i].count), entries[i].name);
+    }
+}
+
+/* The engine's counters of an emulated port, in this process */
+void print_emu_port_stats(emu_port_stats_query &query,
+                          const char *dev_name)
+{
+    uct_ib_emu_port_stats_t stats;
+
+    if (!query.query(dev_name, &stats)) {
+        printf("#             counters: < not available >\n");
+        return;
+    }
+
+    printf("#             counters: emulated engine, this process\n");
+    print_stat("packets sent", stats.packets_sent);
+    print_stat("packets delivered", stats.packets_delivered);
+    print_stat("packets dropped", stats.packets_dropped, stats.drops,
+               stats.num_drops);
+    print_stat("retries", stats.retries);
+    print_stat("RNR NAKs", stats.rnr_naks);
+    print_stat("error CQEs", stats.err_cqes, stats.err_cqe,
+               stats.num_err_cqes);
+    print_stat("CQ overruns", stats.cq_overruns);
 }
 
 /* One "op: <= size" line per operation the interface offers, as UCX's
@@ -347,7 +435,8 @@ std::vector<std::string> device_names(const uct_tl_resource_desc_t *resources,
 
 void print_md_info(uct_component_h component, const char *component_name,
                    const char *md_name, uct_worker_h worker,
-                   const ib_port_query &ib_query)
+                   const ib_port_query &ib_query,
+                   emu_port_stats_query &emu_query)
 {
     const bool             is_ib = !strcmp(component_name, "ib");
     uct_md_config_t        *md_config;
@@ -423,6 +512,9 @@ void print_md_info(uct_component_h component, const char *component_name,
         if ((d < ports.size()) && port_known[d]) {
             print_port_info(ports[d]);
         }
+        if (emulated) {
+            print_emu_port_stats(emu_query, devices[d].c_str());
+        }
         for (unsigned i = 0; i < num_resources; ++i) {
             if (devices[d] == resources[i].dev_name) {
                 print_iface_info(md, worker, resources[i]);
@@ -461,7 +553,8 @@ int print_devices()
                "right? (ucx_info -v) >\n");
     }
 
-    const ib_port_query ib_query;
+    const ib_port_query        ib_query;
+    emu_port_stats_query       emu_query;
     for (unsigned c = 0; c < num_components; ++c) {
         uct_component_attr_t attr = {};
 
@@ -484,7 +577,7 @@ int print_devices()
         }
         for (const uct_md_resource_desc_t &md : mds) {
             print_md_info(components[c], attr.name, md.md_name, worker,
-                          ib_query);
+                          ib_query, emu_query);
         }
     }
     printf("#\n");

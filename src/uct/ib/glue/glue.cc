@@ -145,6 +145,17 @@ static void uct_ib_rdma_core_ack_cq_events(struct ibv_cq *cq,
     ibv_ack_cq_events(cq, nevents);
 }
 
+static int uct_ib_rdma_core_get_async_event(struct ibv_context *context,
+                                            struct ibv_async_event *event)
+{
+    return ibv_get_async_event(context, event);
+}
+
+static void uct_ib_rdma_core_ack_async_event(struct ibv_async_event *event)
+{
+    ibv_ack_async_event(event);
+}
+
 static struct ibv_ah *uct_ib_rdma_core_create_ah(struct ibv_pd *pd,
                                                  struct ibv_ah_attr *attr)
 {
@@ -377,6 +388,8 @@ const uct_ib_glue_ops_t uct_ib_glue_rdma_core_ops = {
     .destroy_comp_channel = uct_ib_rdma_core_destroy_comp_channel,
     .get_cq_event        = uct_ib_rdma_core_get_cq_event,
     .ack_cq_events       = uct_ib_rdma_core_ack_cq_events,
+    .get_async_event     = uct_ib_rdma_core_get_async_event,
+    .ack_async_event     = uct_ib_rdma_core_ack_async_event,
     .create_ah           = uct_ib_rdma_core_create_ah,
     .destroy_ah          = uct_ib_rdma_core_destroy_ah,
     .create_qp           = uct_ib_rdma_core_create_qp,

@@ -32,7 +32,7 @@
 
 BEGIN_C_DECLS
 
-#define UCT_IB_GLUE_VERSION       3
+#define UCT_IB_GLUE_VERSION       4
 
 /* Environment variable selecting the table, and its accepted values */
 #define UCT_IB_GLUE_ENV           "UCX_IB_GLUE"
@@ -109,6 +109,11 @@ typedef enum {
        void **cq_context)) \
     _(ack_cq_events,       VOID,  void, \
       (struct ibv_cq *cq, unsigned int nevents)) \
+    /* asynchronous events of a context (its async_fd) */ \
+    _(get_async_event,     M1,    int, \
+      (struct ibv_context *context, struct ibv_async_event *event)) \
+    _(ack_async_event,     VOID,  void, \
+      (struct ibv_async_event *event)) \
     _(create_ah,           PTR,   struct ibv_ah *, \
       (struct ibv_pd *pd, struct ibv_ah_attr *attr)) \
     _(destroy_ah,          ERRNO, int, \

@@ -3,8 +3,9 @@
  * then the ownership byte (opcode << 4 | owner) with release ordering; the
  * owner bit is the pass over the ring, (pi / cqe_cnt) & 1. A ring whose
  * consumer index (the CQ doorbell record) shows no room overruns: nothing is
- * overwritten, the CQ is in error from then on and the QP that completed
- * moves to ERR, as firmware does with overrun checking on.
+ * overwritten, the CQ is in error from then on (reported once, as a CQ
+ * error asynchronous event of its context) and the QP that completed moves
+ * to ERR, as firmware does with overrun checking on.
  */
 #include "engine.h"
 
@@ -15,14 +16,36 @@ namespace {
 
 constexpr uint32_t CQ_INDEX_MASK = 0xffffff; /* 24-bit consumer index */
 
-bool cq_has_room(const cq *c)
+bool cq_room_seen(const cq *c)
+{
+    return ((c->exec.pi - c->exec.ci_seen) & CQ_INDEX_MASK) < c->cqe_cnt;
+}
+
+/* The consumer index only moves on, so an old reading that shows room is
+ * right; the doorbell record (a line its user keeps writing) is read again
+ * only when the old reading shows the ring full */
+bool cq_has_room(cq *c)
 {
     const uint32_t *dbrec = static_cast<const uint32_t*>(c->dbrec.get());
-    uint32_t ci           = dma_load_be32(&dbrec[UCT_MLX5_CQ_DBR_SET_CI]) &
-                            CQ_INDEX_MASK;
 
-    return ((c->exec.pi - ci) & CQ_INDEX_MASK) < c->cqe_cnt;
+    if (cq_room_seen(c)) {
+        return true;
+    }
+
+    c->exec.ci_seen = dma_load_be32(&dbrec[UCT_MLX5_CQ_DBR_SET_CI]) &
+                      CQ_INDEX_MASK;
+    return cq_room_seen(c);
 }
+
+/* A CQE as it is written into the ring */
+union cqe_body {
+    struct mlx5_cqe64   ok;
+    struct mlx5_err_cqe err;
+    uint8_t             raw[CQE_SIZE];
+};
+
+static_assert(sizeof(struct mlx5_cqe64) == CQE_SIZE, "a 64-byte CQE");
+static_assert(sizeof(struct mlx5_err_cqe) == CQE_SIZE, "a 64-byte error CQE");
 
 } // namespace
 
@@ -52,20 +75,24 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         if (!c->exec.in_error) {
             uct_ib_emu_debug("%s: cq 0x%x overrun", c->ctx->dev->name.c_str(),
                              c->cqn);
+            async_event_cq_error(s, c);
         }
         c->exec.in_error = true;
         ++c->overruns;
-        ++s.engine.cq_overruns;
+        count_cq_overrun(s, c, d.qpn);
         return false;
     }
 
     slot  = c->buf.bytes() + size_t(c->exec.pi & (c->cqe_cnt - 1)) * CQE_SIZE;
     owner = (c->exec.pi & c->cqe_cnt) ? 1 : 0;
 
+    /* The body is built aside and copied in at once: the slot's line is
+     * the one its consumer polls, so fewer stores into it mean fewer trips
+     * of the line between the two */
+    cqe_body body = {};
     if ((d.opcode == MLX5_CQE_REQ_ERR) || (d.opcode == MLX5_CQE_RESP_ERR)) {
-        auto *e = reinterpret_cast<struct mlx5_err_cqe*>(slot);
+        struct mlx5_err_cqe *e = &body.err;
 
-        memset(slot, 0, CQE_SIZE - 1);
         /* mlx5_err_cqe declares host integers that hold big-endian values */
         e->srqn             = htobe32(d.srqn);
         e->vendor_err_synd  = d.vendor_syndrome;
@@ -73,11 +100,10 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         e->s_wqe_opcode_qpn = htobe32((uint32_t(d.sop) << 24) |
                                       (d.qpn & 0xffffff));
         e->wqe_counter      = htobe16(d.wqe_counter);
-        ++s.engine.err_cqes[d.syndrome];
+        count_err_cqe(s, c, d.qpn, d.syndrome);
     } else {
-        auto *e = reinterpret_cast<struct mlx5_cqe64*>(slot);
+        struct mlx5_cqe64 *e = &body.ok;
 
-        memset(slot, 0, CQE_SIZE - 1);
         e->srqn_uidx      = htobe32(d.srqn & 0xffffff);
         e->imm_inval_pkey = d.imm;
         e->byte_cnt       = htobe32(d.byte_cnt);
@@ -85,6 +111,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
                                     (d.qpn & 0xffffff));
         e->wqe_counter    = htobe16(d.wqe_counter);
     }
+    memcpy(slot, body.raw, CQE_SIZE - 1);
 
     dma_store_u8(slot + CQE_SIZE - 1,
                  static_cast<uint8_t>((d.opcode << 4) | owner));

@@ -179,7 +179,12 @@ uint32_t mtu_bytes(uint8_t mtu)
 
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason)
 {
+    port *p = qp_port(q);
+
     ++s.drops[reason];
+    if (p != nullptr) {
+        ++p->counters.drops[reason];
+    }
     uct_ib_emu_debug("%s:%u: packet of qp 0x%x to qp 0x%x dropped: %s",
                      q->ctx->dev->name.c_str(), q->port, q->qpn,
                      q->remote_qpn, uct_ib_emu_drop_str(reason));

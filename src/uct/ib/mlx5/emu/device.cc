@@ -26,6 +26,11 @@ context *context_create_locked(emu_state &s, device *dev, bool devx)
     ctx->ibv.async_fd         = -1;
     ctx->ibv.num_comp_vectors = NUM_COMP_VECTORS;
 
+    if (!async_events_init(ctx.get())) {
+        return nullptr; /* errno from eventfd */
+    }
+    ctx->ibv.async_fd = ctx->async.fd;
+
     ctx->drv_uar = uar_page_alloc(ctx.get(), false);
     if (ctx->drv_uar == nullptr) {
         return fail_ptr<context>(ENOMEM);

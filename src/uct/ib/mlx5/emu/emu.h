@@ -50,7 +50,16 @@
  * post_send / post_recv / post_srq_recv / poll_cq and completion channels
  * reach the same rings. The UMR work requests above still run at
  * wr_complete time, outside the engine. Requests and their responses
- * (ACKs, NAKs, read data) both obey the delivery rules.
+ * (ACKs, NAKs, read data) both obey the delivery rules. A QP's requester
+ * has one WQE in flight at a time and completes its WQEs in order, so a
+ * read or atomic beyond the initiator depth (2^log_sra_max), a fenced WQE
+ * (MLX5_WQE_CTRL_FENCE) and any WQE behind an outstanding one wait until
+ * it completed, and a responder never holds more than one outstanding read
+ * or atomic (2^log_rra_max >= 1); the ordering tests pin these rules for a
+ * requester that keeps several WQEs in flight. A CQ that
+ * overruns moves the QP completing into it to ERR and raises one
+ * IBV_EVENT_CQ_ERR on its context (async_fd, get_async_event,
+ * ack_async_event).
  *
  * Not modelled: DevX objects other than QPs, UD/DC transports, alternate
  * paths, compressed CQEs.
@@ -279,6 +288,32 @@ struct uct_ib_emu_counters_t {
 
 /* A snapshot of the counters */
 uct_ib_emu_counters_t uct_ib_emu_counters();
+
+/* What the engine counted on one port: its packets sent (requests and
+ * responses), the packets delivered to it, its packets dropped by reason,
+ * and of its QPs: retransmissions after an ack timeout, RNR NAKs received,
+ * error CQEs by syndrome (MLX5_CQE_SYNDROME_*) and CQEs lost to a full CQ */
+struct uct_ib_emu_port_counters_t {
+    uint64_t                              packets_sent      = 0;
+    uint64_t                              packets_delivered = 0;
+    uint64_t                              retries           = 0;
+    uint64_t                              rnr_naks          = 0;
+    uint64_t                              cq_overruns       = 0;
+    std::map<uct_ib_emu_drop_t, uint64_t> drops;
+    std::map<uint8_t, uint64_t>           err_cqes;
+
+    uint64_t drop_count(uct_ib_emu_drop_t reason) const;
+    uint64_t err_cqe_count(uint8_t syndrome) const;
+};
+
+/* A snapshot of a port's counters; UCS_ERR_NO_ELEM for an unknown
+ * device/port. uct_ib_emu_counters_reset() zeroes them too. */
+ucs_status_t uct_ib_emu_port_counters(const std::string &device, uint8_t port,
+                                      uct_ib_emu_port_counters_t *counters);
+
+/* A short description of an error CQE's syndrome ("remote access error"),
+ * or NULL for one mlx5dv.h does not name */
+const char *uct_ib_emu_cqe_syndrome_str(uint8_t syndrome);
 
 /* Zero the event counters (created, destroyed, reclaimed, commands, drops);
  * the live counts (ah_alive, qps_by_state, mkeys_alive) always describe the

@@ -255,6 +255,37 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp);
 
 
+/* ------------------------------------------------------------------------
+ * Counters (counters.cc): each counts on the emulator's totals and on the
+ * port of the QP it names (the sender of a packet, the receiver of a
+ * delivered one, the QP whose CQE it is)
+ */
+inline void count_sent(emu_state &s, const qp *from, uint64_t n = 1)
+{
+    port *p = qp_port(from);
+
+    s.engine.packets_sent += n;
+    if (p != nullptr) {
+        p->counters.engine.packets_sent += n;
+    }
+}
+
+inline void count_delivered(emu_state &s, const qp *to, uint64_t n = 1)
+{
+    port *p = qp_port(to);
+
+    s.engine.packets_delivered += n;
+    if (p != nullptr) {
+        p->counters.engine.packets_delivered += n;
+    }
+}
+
+void count_retry(emu_state &s, const qp *q);
+void count_rnr_nak(emu_state &s, const qp *q);
+void count_err_cqe(emu_state &s, const cq *c, uint32_t qpn, uint8_t syndrome);
+void count_cq_overrun(emu_state &s, const cq *c, uint32_t qpn);
+
+
 /* The emulator's clock, in nanoseconds (read lazily, once a pass) */
 uint64_t engine_now(emu_state &s);
 

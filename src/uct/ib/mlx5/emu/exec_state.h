@@ -149,6 +149,8 @@ struct route_hint {
 /* The requester's side of a send queue */
 struct sq_exec {
     uint16_t             fetch = 0; /* next basic block to take */
+    uint16_t             producer_seen = 0; /* the doorbell record, as last
+                                               read (it only moves on) */
     wqe_fifo             wqes;      /* taken, not completed, in order */
     size_t               sent  = 0; /* of them, from the front: sent to
                                        another host, not yet answered */
@@ -158,6 +160,7 @@ struct sq_exec {
 /* The responder's side: the message being received */
 struct rq_exec {
     uint16_t         consumed  = 0;     /* receive WQEs taken (regular RQ) */
+    uint16_t         producer_seen = 0; /* its doorbell record, as last read */
     bool             in_send   = false; /* a multi-packet SEND in progress */
     uint16_t         wqe_index = 0;
     std::vector<sge> sges;
@@ -171,6 +174,7 @@ struct rq_exec {
 /* The device's side of a completion queue */
 struct cq_exec {
     uint32_t pi       = 0;     /* CQEs written */
+    uint32_t ci_seen  = 0;     /* the consumer index, as last read */
     bool     in_error = false; /* overrun happened */
     uint32_t sw_ci    = 0;     /* verbs poll_cq: entries consumed */
 };
@@ -180,6 +184,7 @@ struct cq_exec {
 struct srq_exec {
     uint16_t head     = 0; /* next WQE the device takes */
     uint16_t consumed = 0; /* WQEs taken */
+    uint16_t producer_seen = 0; /* the doorbell record, as last read */
     uint16_t tail     = 0; /* provider: last free WQE */
     uint16_t posted   = 0; /* provider: WQEs posted (the doorbell counter) */
     uint16_t free_head = 0;

@@ -158,6 +158,7 @@ void uct_ib_emu_counters_reset()
     s.cmds_failed.clear();
     s.drops.clear();
     s.engine = engine_counters();
+    port_counters_reset_locked(s);
 }
 
 ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info)

@@ -136,6 +136,14 @@ struct gid_slot {
     enum ibv_gid_type type  = IBV_GID_TYPE_IB;
 };
 
+/* What the engine counted on a port (instruments.cc, counters.cc): packets
+ * it sent and received, its packets dropped by reason, and the requester's
+ * retries, RNR NAKs, error CQEs and CQ overruns of its QPs */
+struct port_counters {
+    engine_counters                       engine;
+    std::map<uct_ib_emu_drop_t, uint64_t> drops;
+};
+
 struct port {
     uint8_t               num;
     uint8_t               link_layer;
@@ -153,6 +161,7 @@ struct port {
     bool                  drop_roce_v1;
     bool                  drop_roce_v2;
     std::vector<gid_slot> gids;
+    port_counters         counters;
 
     bool is_eth() const
     {
@@ -323,6 +332,11 @@ struct cq : object {
     uint32_t              arm_sn        = 0; /* the provider's */
     uint64_t              events_got    = 0;
     uint64_t              events_acked  = 0;
+
+    /* Asynchronous events of the CQ (a CQ error) its context's user got
+     * with get_async_event and acked */
+    uint64_t              async_got     = 0;
+    uint64_t              async_acked   = 0;
 
     using object::object;
 };
@@ -534,6 +548,18 @@ struct devx_obj : object {
     using object::object;
 };
 
+/* The asynchronous events of a context (async.cc): its async_fd, an
+ * eventfd counting the queued events, and the events, oldest first */
+struct async_queue {
+    int                                fd = -1;
+    std::deque<struct ibv_async_event> events;
+
+    async_queue() = default;
+    async_queue(const async_queue&) = delete;
+    async_queue &operator=(const async_queue&) = delete;
+    ~async_queue();
+};
+
 struct context {
     static constexpr kind KIND = kind::CONTEXT;
 
@@ -541,6 +567,7 @@ struct context {
     device             *dev      = nullptr;
     bool               devx      = false;
     uar_page           *drv_uar  = nullptr; /* the context's own UAR page */
+    async_queue        async;
 
     /* Everything created on the context, owned here */
     std::map<object*, std::unique_ptr<object>> objects;
@@ -739,6 +766,15 @@ uint32_t mtu_bytes(uint8_t mtu);
 /* Count and log a dropped packet of q */
 void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason);
 
+/* The port a QP sends from, or NULL before RST2INIT */
+inline port *qp_port(const qp *q)
+{
+    device *dev = q->ctx->dev;
+
+    return (unsigned(q->port) - 1 < dev->ports.size()) ?
+           &dev->ports[q->port - 1] : nullptr;
+}
+
 /* Send path of verbs QPs (umr.cc): a QP created with send ops (the IBV_ and
  * MLX5DV_QP_EX_WITH_* flags), the QP moved to state next (flush or forget
  * what is queued), and a QP about to be destroyed */
@@ -777,12 +813,22 @@ void cq_event_check(emu_state &s, cq *c, bool solicited);
 /* A CQ about to be destroyed leaves its channel, with its queued events */
 void cq_events_release(cq *c);
 
+/* Asynchronous events (async.cc): a new context's async_fd (false with
+ * errno if it cannot be made), a CQ error event of c (CQ overrun), and a
+ * CQ about to be destroyed, whose queued events are dropped */
+bool async_events_init(context *ctx);
+void async_event_cq_error(emu_state &s, cq *c);
+void async_events_release_cq(cq *c);
+
 /* The engine (engine.cc): its thread starts for an opened context and stops
  * after the last one is closed (both called without s.lock); its counters
  * and clock scale are reset with the topology (s.lock held) */
 void engine_context_opened();
 void engine_context_closed();
 void engine_reset_locked(emu_state &s);
+
+/* Zero every port's counters (counters.cc) */
+void port_counters_reset_locked(emu_state &s);
 
 /* Debug log of the emulator */
 #define uct_ib_emu_debug(_fmt, ...) ucs_debug("emu: " _fmt, ## __VA_ARGS__)

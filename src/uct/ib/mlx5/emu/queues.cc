@@ -36,6 +36,28 @@ uint16_t rq_producer(const qp *q)
     return static_cast<uint16_t>(dma_load_be32(&qp_dbrec(q)[MLX5_RCV_DBR]));
 }
 
+/* Whether a receive WQE is posted past consumed: the doorbell record (a
+ * line its user keeps writing) is read again only when the last reading
+ * has been used up, as it only moves on */
+bool rq_has_wqe(qp *q)
+{
+    if (q->rq_x.producer_seen == q->rq_x.consumed) {
+        q->rq_x.producer_seen = rq_producer(q);
+    }
+    return q->rq_x.producer_seen != q->rq_x.consumed;
+}
+
+bool srq_has_wqe(srq *sq)
+{
+    const uint32_t *dbrec = static_cast<const uint32_t*>(sq->dbrec.get());
+
+    if (sq->exec.producer_seen == sq->exec.consumed) {
+        sq->exec.producer_seen = static_cast<uint16_t>(
+                dma_load_be32(&dbrec[0]));
+    }
+    return sq->exec.producer_seen != sq->exec.consumed;
+}
+
 } // namespace
 
 
@@ -92,12 +114,10 @@ bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges)
     srq *sq = q->srq;
 
     if (sq != nullptr) {
-        const uint32_t *dbrec = static_cast<const uint32_t*>(sq->dbrec.get());
         const uint8_t *wqe;
         struct mlx5_wqe_srq_next_seg next;
 
-        if (static_cast<uint16_t>(dma_load_be32(&dbrec[0])) ==
-            sq->exec.consumed) {
+        if (!srq_has_wqe(sq)) {
             return false;
         }
 
@@ -113,7 +133,7 @@ bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges)
     }
 
     ring r = rq_ring(q);
-    if ((r.buf == nullptr) || (rq_producer(q) == q->rq_x.consumed)) {
+    if ((r.buf == nullptr) || !rq_has_wqe(q)) {
         return false;
     }
 
@@ -160,6 +180,7 @@ bool recv_flush(emu_state &s, qp *q)
         cqe_write(s, q->recv_cq, d);
         did = true;
     }
+    q->rq_x.producer_seen = q->rq_x.consumed;
     return did;
 }
 

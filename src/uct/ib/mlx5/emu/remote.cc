@@ -46,7 +46,7 @@ void answer(emu_state &s, qp *dst, const response_pkt &resp)
     uct_ib_emu_drop_t reason;
     size_t offset = 0;
 
-    ++s.engine.packets_sent;
+    count_sent(s, dst);
     reason = deliver(s, dst, &back, &remote);
     if ((reason == UCT_IB_EMU_DROP_NONE) && (back != nullptr)) {
         reason = UCT_IB_EMU_DROP_NO_QP; /* the path leads back to this host */
@@ -100,12 +100,12 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
     dst = it->second;
     if ((dst->state != UCT_MLX5_QP_STATE_RTR) &&
         (dst->state != UCT_MLX5_QP_STATE_RTS)) {
-        drop(s, UCT_IB_EMU_DROP_QP_STATE, h.dst_qpn);
+        count_drop(s, dst, UCT_IB_EMU_DROP_QP_STATE);
         return;
     }
 
     if (h.payload_len > mtu_bytes(dst->mtu)) {
-        drop(s, UCT_IB_EMU_DROP_MTU, h.dst_qpn);
+        count_drop(s, dst, UCT_IB_EMU_DROP_MTU);
         return;
     }
 
@@ -132,7 +132,7 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
     req.payload     = payload;
     req.payload_len = h.payload_len;
 
-    ++s.engine.packets_delivered;
+    count_delivered(s, dst);
     responder_receive(s, dst, req, &resp);
     if (resp.kind == resp_kind::NONE) {
         count_drop(s, dst, UCT_IB_EMU_DROP_PSN);

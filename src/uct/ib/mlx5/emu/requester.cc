@@ -57,7 +57,7 @@ void ring_copy(const ring &r, size_t offset, size_t len, uint8_t *dst)
     size_t size = size_t(r.cnt) * r.stride;
 
     while (len > 0) {
-        size_t at   = offset % size;
+        size_t at   = offset & (size - 1); /* a power of two */
         size_t take = std::min(len, size - at);
 
         memcpy(dst, r.buf + at, take);
@@ -342,6 +342,12 @@ uint8_t nak_syndrome(resp_kind kind)
     }
 }
 
+/* Read data comes back at most one MTU a packet */
+uint64_t response_packets(const response_pkt &resp, uint32_t mtu)
+{
+    return std::max<uint64_t>(1, (resp.data.size() + mtu - 1) / mtu);
+}
+
 enum class outcome {
     DONE,        /* completed (successfully or not): pop it */
     WAIT_NEW,    /* now waiting on a timer */
@@ -417,7 +423,7 @@ void send_remote(emu_state &s, qp *q, send_wqe &w, request_pkt *pkt,
         h.flags       = ((k == 0) ? wire::REQ_FIRST : 0) |
                         ((k == w.npkts - 1) ? wire::REQ_LAST : 0) |
                         (pkt->solicited ? wire::REQ_SOLICITED : 0);
-        ++s.engine.packets_sent;
+        count_sent(s, q);
         s.fabric->net().add_request(remote, h, carries ?
                                     data.data() + h.offset : nullptr);
     }
@@ -481,14 +487,14 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
         pkt.payload     = carries ? data.data() + pkt.offset : nullptr;
         pkt.payload_len = carries ? std::min(mtu, w.length - pkt.offset) : 0;
 
-        ++s.engine.packets_sent;
+        count_sent(s, q);
         drop = deliver_packet(s, q, pkt.payload_len, &dst);
         if (drop != UCT_IB_EMU_DROP_NONE) {
             count_drop(s, q, drop);
             return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
         }
 
-        ++s.engine.packets_delivered;
+        count_delivered(s, dst);
         responder_receive(s, dst, pkt, &resp);
         if (resp.kind == resp_kind::NONE) {
             count_drop(s, q, UCT_IB_EMU_DROP_PSN);
@@ -499,7 +505,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
          * ACKs of the others) and any packet it NAKs; the answer travels
          * back under the same rules */
         if (pkt.last || (resp.kind != resp_kind::ACK)) {
-            ++s.engine.packets_sent;
+            count_sent(s, dst, response_packets(resp, mtu));
             drop = deliver(s, dst, &back);
             if ((drop == UCT_IB_EMU_DROP_NONE) && (back != q)) {
                 drop = UCT_IB_EMU_DROP_NO_QP;
@@ -509,11 +515,11 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
                 return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout),
                                 false);
             }
-            ++s.engine.packets_delivered;
+            count_delivered(s, q, response_packets(resp, mtu));
         }
 
         if (resp.kind == resp_kind::RNR_NAK) {
-            ++s.engine.rnr_naks;
+            count_rnr_nak(s, q);
             if (q->rnr_retry != 7) {
                 if (w.rnr_left == 0) {
                     complete_error(s, q, w,
@@ -533,12 +539,6 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
 
     q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
     if (flags & OP_RESPONSE) {
-        /* read data comes back at most one MTU a packet: the first one is
-         * counted above */
-        uint64_t nresp = std::max<uint64_t>(1, (resp.data.size() + mtu - 1) /
-                                               mtu);
-        s.engine.packets_sent      += nresp - 1;
-        s.engine.packets_delivered += nresp - 1;
         scatter_response(q, w, 0, resp.data.data(), resp.data.size());
     }
 
@@ -579,7 +579,7 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
                 return outcome::DONE;
             }
             --w.retries_left;
-            ++s.engine.retries;
+            count_retry(s, q);
         }
         w.waiting = false;
         unsend(q);
@@ -597,6 +597,17 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
 uint16_t sq_producer(const qp *q)
 {
     return static_cast<uint16_t>(dma_load_be32(&qp_dbrec(q)[MLX5_SND_DBR]));
+}
+
+/* The producer counter as last read: the doorbell record (a line its user
+ * keeps writing) is read again only once what the last reading showed has
+ * been taken, as it only moves on */
+uint16_t sq_producer_seen(qp *q)
+{
+    if (q->sq_x.fetch == q->sq_x.producer_seen) {
+        q->sq_x.producer_seen = sq_producer(q);
+    }
+    return q->sq_x.producer_seen;
 }
 
 /* The QP is in ERR: everything posted completes with WR_FLUSH_ERR */
@@ -620,6 +631,7 @@ bool flush(emu_state &s, qp *q, const ring &r)
         complete(s, q, w, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
         did = true;
     }
+    q->sq_x.producer_seen = q->sq_x.fetch;
 
     return did;
 }
@@ -692,7 +704,7 @@ bool psn_before(uint32_t a, uint32_t b)
 void requester_response(emu_state &s, qp *q, const wire::resp_hdr &h,
                         const uint8_t *data)
 {
-    ++s.engine.packets_delivered;
+    count_delivered(s, q);
     if (q->state != UCT_MLX5_QP_STATE_RTS) {
         return; /* flushed, or reset: nothing waits for it */
     }
@@ -732,7 +744,7 @@ void requester_response(emu_state &s, qp *q, const wire::resp_hdr &h,
             }
             finish_sent(s, q, 0);
         } else if (kind == resp_kind::RNR_NAK) {
-            ++s.engine.rnr_naks;
+            count_rnr_nak(s, q);
             if (q->rnr_retry != 7) {
                 if (w.rnr_left == 0) {
                     finish_sent(s, q, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
@@ -769,7 +781,7 @@ bool requester_progress(emu_state &s, qp *q)
         return false; /* posted WQEs wait for RTS */
     }
 
-    producer = sq_producer(q);
+    producer = sq_producer_seen(q);
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
          ++taken) {
         send_wqe &w = q->sq_x.wqes.push_back();

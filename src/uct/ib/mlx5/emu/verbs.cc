@@ -245,6 +245,7 @@ struct ibv_cq *emu_create_cq(struct ibv_context *ibctx, int cqe,
 void cq_destroy_locked(emu_state &s, cq *c)
 {
     cq_events_release(c);
+    async_events_release_cq(c);
     unregister_handle(s, &c->ibv);
     c->ctx->dev->cqs.erase(c->cqn);
     remove_object(c->ctx, c);
@@ -260,7 +261,8 @@ int emu_destroy_cq(struct ibv_cq *ibcq)
         return EINVAL;
     }
 
-    if ((c->refs > 0) || (c->events_got > c->events_acked)) {
+    if ((c->refs > 0) || (c->events_got > c->events_acked) ||
+        (c->async_got > c->async_acked)) {
         return EBUSY; /* QPs use it, or events are not acked */
     }
 

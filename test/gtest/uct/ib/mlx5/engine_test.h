@@ -68,6 +68,8 @@ struct qp_params {
     uint8_t min_rnr_nak = 12;
     uint8_t mtu         = 3;  /* 1024 */
     uint8_t rae         = 1;
+    uint8_t log_sra_max = 2;  /* 4 reads/atomics in flight */
+    uint8_t log_rra_max = 2;
 };
 
 class engine_fixture : public emu_fixture {
@@ -139,11 +141,13 @@ protected:
                                         q.port_gid);
         rtr.set(prm::QPC + prm::qpc::mtu, p.mtu);
         rtr.set(prm::QPC + prm::qpc::min_rnr_nak, p.min_rnr_nak);
+        rtr.set(prm::QPC + prm::qpc::log_rra_max, p.log_rra_max);
         ASSERT_EQ(0, modify(q.qp, rtr));
 
         prm_buf rts = rtr2rts_cmd(q.qp.qpn);
         rts.set(prm::QPC + prm::qpc::retry_count, p.retry_count);
         rts.set(prm::QPC + prm::qpc::rnr_retry, p.rnr_retry);
+        rts.set(prm::QPC + prm::qpc::log_sra_max, p.log_sra_max);
         rts.set(prm::QPC + prm::qpc::PRIMARY_PATH + prm::ads::ack_timeout,
                 p.ack_timeout);
         ASSERT_EQ(0, modify(q.qp, rts));
