@@ -154,6 +154,7 @@ struct sq_exec {
     wqe_fifo             wqes;      /* taken, not completed, in order */
     size_t               sent  = 0; /* of them, from the front: sent to
                                        another host, not yet answered */
+    unsigned             reads_out = 0; /* of those, reads and atomics */
     std::vector<uint8_t> payload;   /* the message being sent, gathered */
 };
 

@@ -429,6 +429,7 @@ void send_remote(emu_state &s, qp *q, send_wqe &w, request_pkt *pkt,
     }
 
     ++q->sq_x.sent;
+    q->sq_x.reads_out += !!(w.info->flags & OP_RESPONSE);
     wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
 }
 
@@ -553,7 +554,8 @@ void unsend(qp *q)
     for (size_t i = 0; i < q->sq_x.sent; ++i) {
         q->sq_x.wqes.at(i).waiting = (i == 0) && q->sq_x.wqes.at(0).waiting;
     }
-    q->sq_x.sent = 0;
+    q->sq_x.sent      = 0;
+    q->sq_x.reads_out = 0;
 }
 
 outcome process(emu_state &s, qp *q, send_wqe &w)
@@ -616,7 +618,8 @@ bool flush(emu_state &s, qp *q, const ring &r)
     uint16_t producer = sq_producer(q);
     bool did          = false;
 
-    q->sq_x.sent = 0;
+    q->sq_x.sent      = 0;
+    q->sq_x.reads_out = 0;
     while (!q->sq_x.wqes.empty()) {
         complete(s, q, q->sq_x.wqes.front(), MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
         q->sq_x.wqes.pop_front();
@@ -636,11 +639,21 @@ bool flush(emu_state &s, qp *q, const ring &r)
     return did;
 }
 
+/* A fenced WQE waits for everything before it (it goes when it is the
+ * oldest) */
+bool fenced(const send_wqe &w)
+{
+    return (w.fm_ce_se & (MLX5_WQE_CTRL_FENCE |
+                          MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE)) != 0;
+}
+
 /*
  * Behind a WQE waiting for another host's answer, send the next ones
- * without waiting (at most PIPELINE_MAX messages in flight). Only plain
- * requests go ahead; anything else (a local operation, an error found
- * locally) waits until it is the oldest, so completions stay in order.
+ * without waiting (at most PIPELINE_MAX messages in flight, and at most
+ * 2^log_sra_max reads and atomics, the QP's initiator depth). Only plain
+ * requests go ahead; anything else (a local operation, a fenced WQE, an
+ * error found locally) waits until it is the oldest, so completions stay
+ * in order.
  */
 bool pipeline(emu_state &s, qp *q)
 {
@@ -654,7 +667,9 @@ bool pipeline(emu_state &s, qp *q)
         wire::dest remote;
 
         if ((w.bad_syndrome != 0) || (w.info->flags & OP_LOCAL) ||
-            w.waiting ||
+            w.waiting || fenced(w) ||
+            ((w.info->flags & OP_RESPONSE) &&
+             (q->sq_x.reads_out >= (1u << q->log_sra_max))) ||
             (uint64_t(w.length) > (1ull << q->log_msg_max)) ||
             (deliver(s, q, &dst, &remote) != UCT_IB_EMU_DROP_NONE) ||
             (dst != nullptr)) {
@@ -687,6 +702,7 @@ void finish_sent(emu_state &s, qp *q, uint8_t syndrome)
     } else {
         complete_error(s, q, w, syndrome);
     }
+    q->sq_x.reads_out -= !!(w.info->flags & OP_RESPONSE);
     q->sq_x.wqes.pop_front();
     --q->sq_x.sent;
 }

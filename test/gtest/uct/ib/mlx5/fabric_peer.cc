@@ -9,10 +9,16 @@
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
  *               --scenario traffic|mac_move|peer_killed|list [--count N]
+ *               [--baseline 1]
+ *
+ * --baseline 1 connects rc_mlx5 endpoints with a cached AH instead
+ * (fabric_peer_baseline.h): after a MAC move, every new endpoint fails.
  *
  * "list" only prints how many devices the process sees (0 when it could
  * not join the fabric) and exits.
  */
+#include "fabric_peer_baseline.h"
+
 #include <uct/api/uct.h>
 #include <uct/ib/mlx5/emu/fabric_ctl.h>
 
@@ -42,6 +48,7 @@ struct options {
     std::string dev      = "mlx5_0:1";
     std::string scenario = "traffic";
     unsigned    count    = 1000;
+    bool        baseline = false; /* connect with a cached AH */
 };
 
 options          g_opts;
@@ -299,10 +306,15 @@ void connect_ep()
     std::vector<uint8_t> rdev   = unhex(line.substr(5, sp - 5));
     std::vector<uint8_t> rep    = unhex(line.substr(sp + 1));
 
-    status = uct_ep_connect_to_ep(g_ep,
-                                  reinterpret_cast<uct_device_addr_t*>(
-                                          rdev.data()),
-                                  reinterpret_cast<uct_ep_addr_t*>(rep.data()));
+    if (g_opts.baseline) {
+        status = fabric_peer_baseline_connect(
+                g_ep, reinterpret_cast<uct_device_addr_t*>(rdev.data()),
+                reinterpret_cast<uct_ep_addr_t*>(rep.data()));
+    } else {
+        status = uct_ep_connect_to_ep(
+                g_ep, reinterpret_cast<uct_device_addr_t*>(rdev.data()),
+                reinterpret_cast<uct_ep_addr_t*>(rep.data()));
+    }
     result("connect", ucs_status_string(status));
     if (status != UCS_OK) {
         die("uct_ep_connect_to_ep", status);
@@ -625,6 +637,31 @@ double until_failure(memory *mem)
     return std::chrono::duration<double>(steady::now() - start).count();
 }
 
+std::string mac_str(const uint8_t *mac)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0],
+             mac[1], mac[2], mac[3], mac[4], mac[5]);
+    return buf;
+}
+
+/* The destination MAC the emulated device holds for this endpoint's QP
+ * (its number is in the endpoint address: 24 bits, LSB first) */
+std::string ep_rmac()
+{
+    std::vector<uint8_t> addr(g_attr.ep_addr_len);
+    uct_ib_emu_qp_info_t info;
+    uint32_t qpn;
+
+    uct_ep_get_address(g_ep, reinterpret_cast<uct_ep_addr_t*>(addr.data()));
+    qpn = addr[0] | (uint32_t(addr[1]) << 8) | (uint32_t(addr[2]) << 16);
+    if (uct_ib_emu_qp_info(qpn, &info) != UCS_OK) {
+        return "unknown";
+    }
+    return mac_str(info.primary.rmac.data());
+}
+
 void client(memory *mem)
 {
     std::string fabric, host;
@@ -650,9 +687,29 @@ void client(memory *mem)
         check(g_ep_error == UCS_ERR_ENDPOINT_TIMEOUT,
               "the live endpoint fails with ENDPOINT_TIMEOUT");
 
+        if (g_opts.baseline) {
+            /* every new endpoint takes the AV of the AH cached before the
+             * move: the old MAC, so it fails again */
+            unsigned failed = 0;
+
+            for (int i = 0; i < 2; ++i) {
+                destroy_ep();
+                ctl_send("RECONNECT");
+                connect_ep();
+                result("new_ep_rmac", ep_rmac());
+                until_failure(mem);
+                failed += (g_ep_error == UCS_ERR_ENDPOINT_TIMEOUT);
+            }
+            result("baseline_reconnects_failed", std::to_string(failed) +
+                   "/2");
+            ctl_send("BYE");
+            return;
+        }
+
         destroy_ep();
         ctl_send("RECONNECT");
         connect_ep();
+        result("new_ep_rmac", ep_rmac());
         g_am_next  = 0;
         g_am_count = 0;
         check(am_both_ways(mem, 100), "AMs after the reconnect");
@@ -694,6 +751,8 @@ bool parse(int argc, char **argv)
             g_opts.scenario = v;
         } else if (k == "--count") {
             g_opts.count = unsigned(std::stoul(v));
+        } else if (k == "--baseline") {
+            g_opts.baseline = (v == "1");
         } else {
             return false;
         }
@@ -759,6 +818,7 @@ int main(int argc, char **argv)
     if (g_ep != nullptr) {
         uct_ep_destroy(g_ep);
     }
+    fabric_peer_baseline_cleanup();
     uct_md_mem_dereg(g_md, mem.memh);
     uct_iface_close(g_iface);
     uct_md_close(g_md);

@@ -90,7 +90,8 @@ protected:
             std::vector<std::string> args = {
                 "--role", i ? "client" : "server", "--fd",
                 std::to_string(sv[i]), "--tl", tl, "--dev", dev,
-                "--scenario", scenario, "--count", std::to_string(count)};
+                "--scenario", scenario, "--count", std::to_string(count),
+                "--baseline", m_baseline ? "1" : "0"};
             m_hosts.push_back(start_host(args,
                                          host_env(i ? "host1" : "host0"),
                                          sv[i]));
@@ -124,6 +125,7 @@ protected:
     }
 
     std::string                                m_fabric;
+    bool                                       m_baseline = false;
     std::vector<std::unique_ptr<host_process>> m_hosts;
     std::vector<int>                           m_fds;
 };
@@ -183,8 +185,29 @@ TEST_P(test_fabric, peer_mac_moved_mid_stream_then_reconnect)
     /* 8 transmissions 134 ms apart, give or take scheduling */
     EXPECT_LT(std::stod("0" + client().result("failed_after_s")), 30.0);
     EXPECT_EQ("first try", client().result("reconnect"));
+    /* the new endpoint's QP carries the MAC the server's port has now */
+    EXPECT_EQ("02:c9:ee:00:00:01", client().result("new_ep_rmac"));
     EXPECT_EQ("100 in-order", client().result("am_received_by_server"));
     EXPECT_EQ("100 in-order", client().result("am_received_by_client"));
+    expect_nothing_left();
+}
+
+TEST_P(test_fabric, cached_ah_baseline_keeps_failing_after_a_mac_move)
+{
+    if (!roce() || (tl() != "rc_mlx5")) {
+        GTEST_SKIP() << "the baseline connects rc_mlx5 DevX QPs over RoCE";
+    }
+
+    m_baseline = true;
+    start_pair(tl(), dev(), "mac_move", 100);
+    expect_exit_ok(server(), "server");
+    expect_exit_ok(client(), "client");
+
+    EXPECT_EQ(ucs_status_string(UCS_ERR_ENDPOINT_TIMEOUT),
+              client().result("live_endpoint"));
+    /* every reconnect takes the AV cached before the move */
+    EXPECT_EQ("02:c9:00:00:00:01", client().result("new_ep_rmac"));
+    EXPECT_EQ("2/2", client().result("baseline_reconnects_failed"));
     expect_nothing_left();
 }
 
