@@ -69,12 +69,15 @@ protected:
 
     ucs::env_changes_t host_env(const std::string &host)
     {
-        return {{"UCX_MODULE_DIR", GTEST_UCT_MODULE_DIR},
+        ucs::env_changes_t env = {{"UCX_MODULE_DIR", GTEST_UCT_MODULE_DIR},
                 {"UCX_IB_GLUE", "emulated"},
                 {"UCX_IB_EMU_FABRIC", m_fabric},
                 {"UCX_IB_EMU_HOST", host},
                 {"UCX_RC_TIMEOUT", "100ms"},
                 {"UCX_WARN_UNUSED_ENV_VARS", "n"}};
+
+        env.insert(m_extra_env.begin(), m_extra_env.end());
+        return env;
     }
 
     /* A server (host0) and a client (host1) connected by a socket pair */
@@ -126,6 +129,7 @@ protected:
 
     std::string                                m_fabric;
     bool                                       m_baseline = false;
+    ucs::env_changes_t                         m_extra_env;
     std::vector<std::unique_ptr<host_process>> m_hosts;
     std::vector<int>                           m_fds;
 };
@@ -141,14 +145,28 @@ protected:
         return std::get<0>(GetParam());
     }
 
-    const std::string &dev() const
+    /* roce_v2 (the GID auto selects), roce_v1 (GID index 0) or ib */
+    const std::string &link() const
     {
         return std::get<1>(GetParam());
     }
 
+    std::string dev() const
+    {
+        return roce() ? "mlx5_0:1" : "mlx5_2:1";
+    }
+
     bool roce() const
     {
-        return dev() != "mlx5_2:1";
+        return link() != "ib";
+    }
+
+    void SetUp() override
+    {
+        test_fabric_base::SetUp();
+        if (link() == "roce_v1") {
+            m_extra_env["UCX_IB_GID_INDEX"] = "0";
+        }
     }
 };
 
@@ -231,10 +249,9 @@ TEST_P(test_fabric, peer_killed_survivor_fails_in_bounded_time)
 INSTANTIATE_TEST_SUITE_P(
         fabric, test_fabric,
         testing::Combine(testing::Values("rc_mlx5", "rc_verbs"),
-                         testing::Values("mlx5_0:1", "mlx5_2:1")),
+                         testing::Values("roce_v2", "roce_v1", "ib")),
         [](const testing::TestParamInfo<test_fabric::ParamType> &info) {
-            return std::get<0>(info.param) +
-                   ((std::get<1>(info.param) == "mlx5_2:1") ? "_ib" : "_roce");
+            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
         });
 
 
