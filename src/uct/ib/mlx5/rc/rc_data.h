@@ -115,6 +115,7 @@ typedef struct uct_rc_completion {
     uint16_t           sn;          /* WQE index of the completed WQE */
     enum ibv_wc_status status;
     uint32_t           vendor_err;
+    int                syndrome;    /* rc_mlx5: of the error CQE; else -1 */
 } uct_rc_completion_t;
 
 /* Registered buffers of one size (bounce buffers of bcopy operations,

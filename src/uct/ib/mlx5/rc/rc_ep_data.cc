@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <endian.h>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -182,22 +184,46 @@ ucs_status_t status_of(enum ibv_wc_status status)
     }
 }
 
-/* The endpoint failed: once, whatever else completes with an error after */
+/* Who the endpoint talks to, for the failure line */
+std::string peer_of(const uct_rc_mlx5_ep *ep)
+{
+    char qpn[16];
+
+    snprintf(qpn, sizeof(qpn), "qp 0x%x", ep->dest_qpn);
+    if (ep->peer_ah.is_global) {
+        return std::string(qpn) + " gid " +
+               uct_ib_gid_str(&ep->peer_ah.grh.dgid);
+    }
+    return std::string(qpn) + " lid " + std::to_string(ep->peer_ah.dlid);
+}
+
+/* The endpoint failed: once, whatever else completes with an error after.
+ * One line says so, at UCX_FAILURE's level when the error handler takes
+ * care of it, else as an error */
 void fail(uct_rc_mlx5_ep *ep, const uct_rc_completion_t &c)
 {
     uct_rc_mlx5_iface *iface  = ep_iface(ep);
     ucs_status_t      status  = status_of(c.status);
+    char              syndrome[48];
 
     if (ep->failed != UCS_OK) {
         return;
     }
 
     ep->failed = status;
-    ucs_log((iface->err_handler != nullptr) ? UCS_LOG_LEVEL_DEBUG :
+    if (c.syndrome >= 0) {
+        snprintf(syndrome, sizeof(syndrome),
+                 "syndrome 0x%x vendor syndrome 0x%x", c.syndrome,
+                 c.vendor_err);
+    } else {
+        snprintf(syndrome, sizeof(syndrome), "vendor syndrome 0x%x",
+                 c.vendor_err);
+    }
+    ucs_log((iface->err_handler != nullptr) ? iface->config.failure_level :
                                               UCS_LOG_LEVEL_ERROR,
-            "%s: qp 0x%x to qp 0x%x failed: %s (vendor syndrome 0x%x): %s",
-            iface->dev_name.c_str(), c.qpn, ep->dest_qpn,
-            uct_ib_wc_status_name(c.status), c.vendor_err,
+            "%s: qp 0x%x to peer %s failed: %s (%s): %s",
+            iface->dev_name.c_str(), c.qpn, peer_of(ep).c_str(),
+            uct_ib_wc_status_name(c.status), syndrome,
             ucs_status_string(status));
 
     while (!ep->ops.empty()) {

@@ -141,5 +141,6 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
 
     ep->connected = (status == UCS_OK);
     ep->dest_qpn  = dest_qpn;
+    ep->peer_ah   = ah_attr;
     return status;
 }

@@ -99,6 +99,7 @@ struct uct_rc_mlx5_ep : uct_ep {
     std::deque<uct_pending_req_t*>       pending;
     unsigned                             cq_inflight = 0; /* CQEs to come */
     uint32_t                             dest_qpn = 0;    /* once connected */
+    struct ibv_ah_attr                   peer_ah  = {};   /* its address */
 
     void *iface_uar_reg() const;
 };

@@ -264,10 +264,12 @@ unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
         c.sn         = be16toh(ce->wqe_counter);
         c.status     = IBV_WC_SUCCESS;
         c.vendor_err = 0;
+        c.syndrome   = 0;
         if (opcode == MLX5_CQE_REQ_ERR) {
             auto *ecqe   = reinterpret_cast<const struct mlx5_err_cqe*>(ce);
             c.status     = wc_status(ecqe->syndrome);
             c.vendor_err = ecqe->vendor_err_synd;
+            c.syndrome   = ecqe->syndrome;
         } else if (opcode != MLX5_CQE_REQ) {
             c.status = IBV_WC_GENERAL_ERR;
         }
