@@ -6,6 +6,7 @@
 #ifndef UCT_RC_MLX5_IFACE_H_
 #define UCT_RC_MLX5_IFACE_H_
 
+#include "rc_cq.h"
 #include "rc_mlx5_common.h"
 #include "rc_data.h"
 
@@ -64,6 +65,7 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
     uct_rc_mlx5_iface_common_t           common;   /* for the connect helper */
     uct_rc_iface_config_t                rc;       /* checked knobs */
     uct_rc_mlx5_timers_t                 timers;   /* rc's timers, encoded */
+    std::unique_ptr<uct_ib_comp_channel> channel;  /* events of both CQs */
     std::unique_ptr<uct_ib_mlx5_cq>      send_cq;
     std::unique_ptr<uct_ib_mlx5_cq>      recv_cq;
     std::unique_ptr<uct_ib_mlx5_devx_uar> uar;     /* DevX only */
@@ -77,7 +79,9 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
     size_t                               seg_size = 0; /* bcopy, header incl. */
     unsigned                             max_inline = 0;
     unsigned                             tx_cq_avail = 0; /* send CQ room */
-    uint32_t                             tx_cq_ci = 0;    /* rc_mlx5 */
+    uct_rc_mlx5_poll_cq                  tx_cq;    /* rc_mlx5 polls it */
+    uct_rc_mlx5_poll_cq                  rx_cq;    /* when rx_direct */
+    bool                                 rx_direct = false;
 };
 
 /* An endpoint owns one QP, DevX or verbs as its interface says */
@@ -238,6 +242,10 @@ unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
 ucs_status_t uct_rc_verbs_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr);
 unsigned uct_rc_verbs_txq_poll(uct_rc_mlx5_iface *iface,
                                uct_rc_completion_t *comps, unsigned max);
+
+/* Completion events (rc_events.cc) */
+ucs_status_t uct_rc_mlx5_iface_event_fd_get(uct_iface_h iface, int *fd_p);
+ucs_status_t uct_rc_mlx5_iface_event_arm(uct_iface_h iface, unsigned events);
 
 /** Whether the endpoint's QP reached RTS. */
 int uct_rc_mlx5_ep_is_connected(uct_ep_h tl_ep);

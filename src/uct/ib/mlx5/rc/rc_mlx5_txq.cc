@@ -242,24 +242,14 @@ void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
 unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
                               uct_rc_completion_t *comps, unsigned max)
 {
-    const struct mlx5dv_cq &cq    = iface->send_cq->dv();
-    unsigned               count  = 0;
+    uct_rc_mlx5_poll_cq &cq    = iface->tx_cq;
+    unsigned            count  = 0;
+    struct mlx5_cqe64   *ce;
 
-    while (count < max) {
-        const uint32_t ci  = iface->tx_cq_ci;
-        auto           *ce = reinterpret_cast<struct mlx5_cqe64*>(
-                                     static_cast<uint8_t*>(cq.buf) +
-                                     (ci & (cq.cqe_cnt - 1)) * cq.cqe_size +
-                                     cq.cqe_size - sizeof(struct mlx5_cqe64));
-        const uint8_t  op_own = __atomic_load_n(&ce->op_own, __ATOMIC_ACQUIRE);
-        const uint8_t  opcode = op_own >> 4;
+    while ((count < max) && ((ce = cq.peek()) != nullptr)) {
+        const uint8_t       opcode = ce->op_own >> 4;
+        uct_rc_completion_t &c     = comps[count++];
 
-        if ((opcode == MLX5_CQE_INVALID) ||
-            ((op_own & MLX5_CQE_OWNER_MASK) != !!(ci & cq.cqe_cnt))) {
-            break; /* the device has not written this one yet */
-        }
-
-        uct_rc_completion_t &c = comps[count++];
         c.qpn        = be32toh(ce->sop_drop_qpn) & 0xffffff;
         c.sn         = be16toh(ce->wqe_counter);
         c.status     = IBV_WC_SUCCESS;
@@ -273,12 +263,11 @@ unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
         } else if (opcode != MLX5_CQE_REQ) {
             c.status = IBV_WC_GENERAL_ERR;
         }
-        iface->tx_cq_ci = ci + 1;
+        ++cq.ci;
     }
 
     if (count > 0) {
-        __atomic_store_n(&cq.dbrec[UCT_MLX5_CQ_DBR_SET_CI],
-                         htobe32(iface->tx_cq_ci & 0xffffff), __ATOMIC_RELEASE);
+        cq.update_ci();
     }
     return count;
 }
