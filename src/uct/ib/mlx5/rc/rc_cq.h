@@ -1,8 +1,8 @@
 /*
  * A CQ that rc_mlx5 polls itself, as on hardware: CQE64s read from the
- * ring (the entry is new when its opcode is not INVALID and its owner bit
- * matches the pass over the ring), the consumer index written to the
- * doorbell record once per batch, and armed for an event by writing the
+ * ring (pre-filled so that an entry is new when its owner bit matches the
+ * pass over the ring), the consumer index written to the doorbell record
+ * once per batch, and armed for an event by writing the
  * arm dword of the record and ringing the CQ doorbell.
  *
  * Inline: the poll loop runs on every progress call.
@@ -13,45 +13,78 @@
 #include <uct/ib/mlx5/dv/dv_obj.h>
 #include <uct/ib/mlx5/dv/wqe_ext.h>
 
+#include <ucs/sys/compiler_def.h>
+
 #include <endian.h>
 #include <stdint.h>
 
 struct uct_rc_mlx5_poll_cq {
-    uint8_t  *buf       = nullptr;
+    uint8_t  *next      = nullptr; /* the CQE64 at the consumer index */
+    uint8_t  *cqe64     = nullptr; /* the CQE64 of the first entry */
     uint32_t *dbrec     = nullptr;
     void     *uar       = nullptr; /* the CQ doorbell page */
     uint32_t cqn        = 0;
     uint32_t cqe_cnt    = 0;       /* a power of two */
     uint32_t cqe_size   = 0;       /* 64 or 128: the CQE64 is at the end */
+    uint32_t mask       = 0;       /* cqe_cnt - 1 */
     uint32_t ci         = 0;       /* entries consumed */
     uint32_t arm_sn     = 0;       /* events received, 2 bits used */
+    uint8_t  owner      = 0;       /* of a new entry at ci: the pass's parity */
 
+    /**
+     * Take over the fresh @a cq: every entry becomes INVALID with owner 1,
+     * so an entry is new exactly when its owner bit is the parity of the
+     * pass over the ring (the device writes 0 on the first pass).
+     */
     void init(const uct_ib_mlx5_cq &cq)
     {
         const struct mlx5dv_cq &dv = cq.dv();
 
-        buf      = static_cast<uint8_t*>(dv.buf);
         dbrec    = reinterpret_cast<uint32_t*>(dv.dbrec);
         uar      = dv.cq_uar;
         cqn      = dv.cqn;
         cqe_cnt  = dv.cqe_cnt;
         cqe_size = dv.cqe_size;
+        mask     = cqe_cnt - 1;
+        cqe64    = static_cast<uint8_t*>(dv.buf) + cqe_size -
+                   sizeof(struct mlx5_cqe64);
+        next     = cqe64;
+        for (uint32_t i = 0; i < cqe_cnt; ++i) {
+            reinterpret_cast<struct mlx5_cqe64*>(cqe64 + i * cqe_size)->op_own =
+                    (MLX5_CQE_INVALID << 4) | MLX5_CQE_OWNER_MASK;
+        }
     }
 
-    /** The entry at the consumer index if the device wrote it, else NULL;
-     *  its body may be read once this returns. */
+    /** Whether the device wrote the entry at the consumer index; its body
+     *  may be read once this says so. */
+    bool ready() const
+    {
+        const uint8_t op_own = __atomic_load_n(&cqe()->op_own,
+                                               __ATOMIC_ACQUIRE);
+
+        return ((op_own ^ owner) & MLX5_CQE_OWNER_MASK) == 0;
+    }
+
+    struct mlx5_cqe64 *cqe() const
+    {
+        return reinterpret_cast<struct mlx5_cqe64*>(next);
+    }
+
+    /** The entry at the consumer index is consumed. */
+    void advance()
+    {
+        ++ci;
+        next += cqe_size;
+        if (ucs_unlikely((ci & mask) == 0)) {
+            next   = cqe64;
+            owner ^= MLX5_CQE_OWNER_MASK;
+        }
+    }
+
+    /** The entry at the consumer index if the device wrote it, else NULL. */
     struct mlx5_cqe64 *peek() const
     {
-        auto *cqe = reinterpret_cast<struct mlx5_cqe64*>(
-                buf + (ci & (cqe_cnt - 1)) * cqe_size + cqe_size -
-                sizeof(struct mlx5_cqe64));
-        const uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-        if (((op_own >> 4) == MLX5_CQE_INVALID) ||
-            ((op_own & MLX5_CQE_OWNER_MASK) != !!(ci & cqe_cnt))) {
-            return nullptr;
-        }
-        return cqe;
+        return ready() ? cqe() : nullptr;
     }
 
     /** Give the entries consumed so far back to the device. */

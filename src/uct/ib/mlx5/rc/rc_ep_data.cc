@@ -4,15 +4,18 @@
  * number, flush, fence, pending requests and endpoint failure; and the
  * interface's progress, capabilities and data path resources.
  *
- * Every WQE asks for a completion; a completion retires the operations up
- * to its sequence number and gives back their send queue room and their
- * bounce buffers. The send CQ has one credit per posted WQE, returned by
+ * Every WQE asks for a completion, which gives back the send queue room of
+ * its WQE and retires the operations up to its sequence number (those with
+ * a completion, a bounce buffer or a result to deliver: a short operation
+ * leaves nothing to retire). The send CQ has one credit per posted WQE, returned by
  * each completion polled (also of a failed endpoint's flushed WQEs), so the
  * CQ can never overrun.
  */
 #include "rc_mlx5_iface.h"
+#include "rc_mlx5_txq.h"
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -116,9 +119,11 @@ ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
     const unsigned    cost   = wr_cost(ep, wr);
     ucs_status_t      status = UCS_OK;
 
+    const uint16_t    sn     = ep->sn;
+
     wr->signaled   = true;
     wr->fence      = ep->fence_next;
-    op.sn          = ep->sn;
+    op.sn          = sn;
     op.cost        = static_cast<uint16_t>(cost);
     if (ep->devx_qp) {
         uct_rc_mlx5_txq_post(ep, wr);
@@ -129,11 +134,11 @@ ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
         }
     }
 
-    ep->fence_next = false;
-    ep->sq_avail  -= cost;
-    ++ep->cq_inflight;
-    --iface->tx_cq_avail; /* one CQE per WQE: every WQE is signalled */
-    ep->ops.push_back(op);
+    uct_rc_mlx5_ep_posted(iface, ep, sn, cost);
+    if ((op.comp != nullptr) || (op.buf != nullptr)) {
+        ep->ops.push_back(op); /* room: at most one per WQE, see data_init */
+        ep->wqe_cost[sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
+    }
     return UCS_OK;
 }
 
@@ -160,7 +165,6 @@ void retire(uct_rc_mlx5_ep *ep, const uct_rc_op_t &op, ucs_status_t status)
     if (op.buf != nullptr) {
         iface->tx_bufs->put(op.buf);
     }
-    ep->sq_avail += op.cost;
     if (op.comp != nullptr) {
         uct_invoke_completion(op.comp, status);
     }
@@ -238,30 +242,50 @@ void fail(uct_rc_mlx5_ep *ep, const uct_rc_completion_t &c)
     }
 }
 
-void complete(uct_rc_mlx5_iface *iface, const uct_rc_completion_t &c)
+/* The operations up to @a sn are done */
+__attribute__((noinline)) void retire_upto(uct_rc_mlx5_ep *ep, uint16_t sn)
 {
-    auto it = iface->eps_by_qpn.find(c.qpn);
-
-    /* the send CQ holds twice the credits: a completion of an endpoint
-     * destroyed meanwhile (whose credits came back then) still fits */
-    if (it == iface->eps_by_qpn.end()) {
-        return;
-    }
-    ++iface->tx_cq_avail;
-    --it->second->cq_inflight;
-
-    uct_rc_mlx5_ep *ep = it->second;
-    if (c.status != IBV_WC_SUCCESS) {
-        fail(ep, c);
-        return;
-    }
-
     while (!ep->ops.empty() &&
-           (static_cast<int16_t>(ep->ops.front().sn - c.sn) <= 0)) {
+           (static_cast<int16_t>(ep->ops.front().sn - sn) <= 0)) {
         uct_rc_op_t op = ep->ops.front();
         ep->ops.pop_front();
         retire(ep, op, UCS_OK);
     }
+}
+
+/* Send queue room back, and the operations up to @a sn retired */
+inline void completed(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
+                      uint16_t sn)
+{
+    const uint16_t cost = ep->wqe_cost[sn & ep->sq_mask];
+
+    ++iface->tx_cq_avail;
+    --ep->cq_inflight;
+    ep->sq_avail += cost & ~UCT_RC_WQE_RETIRES;
+    if (ucs_unlikely(cost & UCT_RC_WQE_RETIRES)) {
+        retire_upto(ep, sn);
+    }
+}
+
+void complete(uct_rc_mlx5_iface *iface, const uct_rc_completion_t &c)
+{
+    uct_rc_mlx5_ep *ep = iface->eps_by_qpn.find(c.qpn);
+
+    /* the send CQ holds twice the credits: a completion of an endpoint
+     * destroyed meanwhile (whose credits came back then) still fits */
+    if (ep == nullptr) {
+        return;
+    }
+
+    if (c.status != IBV_WC_SUCCESS) {
+        ++iface->tx_cq_avail;
+        --ep->cq_inflight;
+        ep->sq_avail += ep->wqe_cost[c.sn & ep->sq_mask] &
+                        ~UCT_RC_WQE_RETIRES;
+        fail(ep, c);
+        return;
+    }
+    completed(iface, ep, c.sn);
 }
 
 /* A grant the peer asked for: exempt from flow control, retried from
@@ -277,14 +301,18 @@ void send_grant(uct_rc_mlx5_ep *ep)
     if ((ep->failed == UCS_OK) && has_resources(ep, wr_cost(ep, &wr)) &&
         (post(ep, &wr, {}) == UCS_OK)) {
         ep->fc_grant_due = false;
+    } else {
+        ep_iface(ep)->dispatch_due = true; /* progress tries again */
     }
 }
 
+/* Grants and pending requests of every endpoint that has some */
 void dispatch_pending(uct_rc_mlx5_iface *iface)
 {
-    for (auto &entry : iface->eps_by_qpn) {
-        uct_rc_mlx5_ep *ep = entry.second;
+    bool due = false;
 
+    iface->dispatch_due = false;
+    iface->eps_by_qpn.for_each([&due](uct_rc_mlx5_ep *ep) {
         if (ep->fc_grant_due) {
             send_grant(ep);
         }
@@ -297,7 +325,9 @@ void dispatch_pending(uct_rc_mlx5_iface *iface)
                 break;
             }
         }
-    }
+        due |= ep->fc_grant_due || !ep->pending.empty();
+    });
+    iface->dispatch_due |= due;
 }
 
 /* Checks every operation shares */
@@ -421,10 +451,33 @@ ssize_t post_bcopy(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, const uint8_t *hdr,
 ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                       const void *payload, unsigned length)
 {
-    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
-    uint8_t        hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
-    uct_rc_wr_t    wr  = {};
-    ucs_status_t   status;
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uint8_t           hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
+    uct_rc_wr_t       wr;
+    ucs_status_t      status;
+
+    /* rc_mlx5, a usable endpoint, valid arguments: written in place */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (id < UCT_AM_ID_MAX) &&
+                   (sizeof(hdr) + length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(false,
+                                                    sizeof(hdr) + length);
+
+        if (!has_resources(ep, bbs) || !am_header(ep, id, &hdr[0])) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
+            memcpy(hdr + 1, &header, sizeof(header));
+            uct_rc_mlx5_post_short<sizeof(hdr), false>(
+                    iface, ep, MLX5_OPCODE_SEND, 0, 0, hdr, payload, length,
+                    bbs);
+            am_sent(ep, hdr[0]);
+            return UCS_OK;
+        }
+    }
+
+    wr = {};
 
     status = check_ep(ep);
     if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK) ||
@@ -564,9 +617,29 @@ ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *hea
 ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
                        uint64_t remote_addr, uct_rkey_t rkey)
 {
-    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
-    uct_rc_wr_t    wr  = {};
-    ucs_status_t   status;
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uct_rc_wr_t       wr;
+    ucs_status_t      status;
+
+    /* rc_mlx5, a usable endpoint, a valid length: written in place */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(true, length);
+
+        if (!has_resources(ep, bbs)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
+            uct_rc_mlx5_post_short<0, true>(iface, ep,
+                                            MLX5_OPCODE_RDMA_WRITE,
+                                            remote_addr, rkey_of(rkey),
+                                            nullptr, buffer, length, bbs);
+            return UCS_OK;
+        }
+    }
+
+    wr = {};
 
     status = check_ep(ep);
     if ((status != UCS_OK) ||
@@ -879,17 +952,21 @@ ucs_status_t uct_rc_mlx5_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion
     if (ep->failed != UCS_OK) {
         return ep->failed;
     }
-    if (ep->ops.empty()) {
+    if (ep->cq_inflight == 0) {
         return UCS_OK;
     }
     if (comp == nullptr) {
         return UCS_INPROGRESS;
     }
+    if (ep->ops.full()) {
+        return UCS_ERR_NO_RESOURCE; /* too many flushes waiting */
+    }
 
     /* completes with the last operation posted so far */
-    marker.sn   = ep->ops.back().sn;
+    marker.sn   = ep->last_sn;
     marker.comp = comp;
     ep->ops.push_back(marker);
+    ep->wqe_cost[ep->last_sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
     return UCS_INPROGRESS;
 }
 
@@ -909,6 +986,7 @@ ucs_status_t uct_rc_mlx5_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, 
         return UCS_ERR_BUSY;
     }
     ep->pending.push_back(req);
+    ep_iface(ep)->dispatch_due = true;
     return UCS_OK;
 }
 
@@ -934,50 +1012,126 @@ ucs_status_t uct_rc_mlx5_iface_flush(uct_iface_h tl_iface, unsigned flags,
         return UCS_ERR_UNSUPPORTED; /* as UCX's RC: poll until UCS_OK */
     }
 
-    for (auto &entry : iface->eps_by_qpn) {
+    bool busy = false;
+
+    iface->eps_by_qpn.for_each([&](uct_rc_mlx5_ep *ep) {
         if (flags & UCT_FLUSH_FLAG_CANCEL) {
-            (void)uct_rc_mlx5_ep_flush(entry.second, flags, nullptr);
-        } else if (!entry.second->ops.empty()) {
-            return UCS_INPROGRESS;
+            (void)uct_rc_mlx5_ep_flush(ep, flags, nullptr);
+        } else if ((ep->cq_inflight > 0) && (ep->failed == UCS_OK)) {
+            busy = true;
         }
-    }
-    return UCS_OK;
+    });
+    return busy ? UCS_INPROGRESS : UCS_OK;
 }
 
 ucs_status_t uct_rc_mlx5_iface_fence(uct_iface_h tl_iface, unsigned flags)
 {
     auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
 
-    for (auto &entry : iface->eps_by_qpn) {
-        (void)uct_rc_mlx5_ep_fence(entry.second, flags);
-    }
+    iface->eps_by_qpn.for_each([flags](uct_rc_mlx5_ep *ep) {
+        (void)uct_rc_mlx5_ep_fence(ep, flags);
+    });
     return UCS_OK;
 }
 
 
-void *uct_rc_mlx5_ep::iface_uar_reg() const
+/* rc_mlx5's send completions, straight from the CQ ring */
+namespace {
+
+/* An error CQE (or one of an unexpected opcode) on the send CQ */
+__attribute__((noinline)) void txq_error(uct_rc_mlx5_iface *iface,
+                                         const struct mlx5_cqe64 *cqe)
 {
-    return ep_iface(this)->uar->reg_addr();
+    uct_rc_completion_t c;
+
+    uct_rc_mlx5_txq_error(cqe, &c);
+    complete(iface, c); /* may call the error handler */
 }
 
-unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
+/* rc_mlx5's send completions, straight from the CQ ring */
+inline unsigned txq_progress_devx(uct_rc_mlx5_iface *iface)
 {
-    auto                *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+    uct_rc_mlx5_poll_cq &cq    = iface->tx_cq;
+    unsigned            count  = 0;
+
+    if (!cq.ready()) {
+        return 0;
+    }
+
+    do {
+        const struct mlx5_cqe64 *cqe = cq.cqe();
+        const uint32_t          qpn  = be32toh(cqe->sop_drop_qpn) & 0xffffff;
+        const uint16_t          sn   = be16toh(cqe->wqe_counter);
+        const uint8_t           op   = cqe->op_own >> 4;
+        uct_rc_mlx5_ep          *ep;
+
+        cq.advance();
+        ++count;
+        if (ucs_unlikely(op != MLX5_CQE_REQ)) {
+            txq_error(iface, cqe);
+            continue;
+        }
+
+        ep = iface->eps_by_qpn.find(qpn);
+        if (ucs_likely(ep != nullptr)) {
+            completed(iface, ep, sn);
+        }
+    } while ((count < tx_batch) && cq.ready());
+
+    cq.update_ci();
+    return count;
+}
+
+/* Receives, and what a grant they brought may let go */
+__attribute__((noinline)) unsigned rx_progress(uct_rc_mlx5_iface *iface)
+{
+    const unsigned count = iface->rx->progress(tx_batch);
+
+    if (iface->dispatch_due) {
+        dispatch_pending(iface); /* a grant may have opened a window */
+    }
+    return count;
+}
+
+/* rc_verbs: completions through the glue */
+__attribute__((noinline)) unsigned verbs_progress(uct_rc_mlx5_iface *iface)
+{
     uct_rc_completion_t comps[tx_batch];
     unsigned            count;
 
-    count = iface->rx->progress(tx_batch);
+    count = rx_progress(iface);
     if (count > 0) {
-        dispatch_pending(iface); /* a grant may have opened a window */
         return count; /* receives first, as UCX's RC does */
     }
 
-    count = iface->devx ? uct_rc_mlx5_txq_poll(iface, comps, tx_batch) :
-                          uct_rc_verbs_txq_poll(iface, comps, tx_batch);
+    count = uct_rc_verbs_txq_poll(iface, comps, tx_batch);
     for (unsigned i = 0; i < count; ++i) {
         complete(iface, comps[i]);
     }
-    if (count > 0) {
+    if ((count > 0) && iface->dispatch_due) {
+        dispatch_pending(iface);
+    }
+    return count;
+}
+
+} // namespace
+
+unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
+{
+    auto     *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+    unsigned count;
+
+    if (ucs_unlikely(!iface->rx_direct)) {
+        return verbs_progress(iface);
+    }
+
+    /* rc_mlx5: receives first, as UCX's RC does */
+    if (iface->rx_cq.ready()) {
+        return rx_progress(iface);
+    }
+
+    count = txq_progress_devx(iface);
+    if (ucs_unlikely(iface->dispatch_due) && (count > 0)) {
         dispatch_pending(iface);
     }
     return count;
@@ -1078,15 +1232,17 @@ void uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
 void uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
                                 uint8_t fc)
 {
-    auto it = iface->eps_by_qpn.find(qpn);
+    uct_rc_mlx5_ep *ep = iface->eps_by_qpn.find(qpn);
 
-    if (it == iface->eps_by_qpn.end()) {
+    if (ep == nullptr) {
         return; /* destroyed meanwhile */
     }
 
-    uct_rc_mlx5_ep *ep = it->second;
     if (fc & UCT_RC_FC_GRANT) {
         ep->fc_wnd = iface->rc.fc_wnd_size; /* a full window again */
+        if (!ep->pending.empty()) {
+            iface->dispatch_due = true;
+        }
     }
     if ((fc != UCT_RC_FC_PURE_GRANT) &&
         (fc & (UCT_RC_FC_SOFT_REQ | UCT_RC_FC_HARD_REQ))) {
@@ -1095,21 +1251,48 @@ void uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
     }
 }
 
-void uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep)
+ucs_status_t uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep)
 {
     uct_rc_mlx5_iface *iface = ep_iface(ep);
+    const uint32_t    qpn    = uct_rc_mlx5_ep_qpn(ep);
+    unsigned          slots;
+    ucs_status_t      status;
 
     ep->fc_wnd = iface->rc.fc_wnd_size;
-    ep->sq_avail = ep->devx_qp ?
-                   ep->devx_qp->sq_wqe_cnt() - 2 * max_wqe_bbs :
-                   iface->rc.tx_queue_len;
-    iface->eps_by_qpn[uct_rc_mlx5_ep_qpn(ep)] = ep;
+    if (ep->devx_qp) {
+        uct_ib_mlx5_devx_qp *qp = ep->devx_qp.get();
+
+        slots        = qp->sq_wqe_cnt();
+        ep->sq_avail = slots - 2 * max_wqe_bbs;
+        ep->sq_buf   = static_cast<uint8_t*>(qp->sq_buf());
+        ep->sq_dbrec = &qp->dbrec()[MLX5_SND_DBR];
+        ep->uar_reg  = static_cast<uint64_t*>(iface->uar->reg_addr());
+        ep->qpn_ds   = qpn << 8;
+    } else {
+        slots        = ucs_roundup_pow2(iface->rc.tx_queue_len);
+        ep->sq_avail = iface->rc.tx_queue_len;
+    }
+    ep->sq_mask = slots - 1;
+
+    /* one operation per WQE at most, and as many flushes waiting */
+    status = ep->ops.init(2 * slots);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ep->wqe_cost.reset(new (std::nothrow) uint16_t[slots]());
+    if (ep->wqe_cost == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    return iface->eps_by_qpn.insert(qpn, ep);
 }
 
 void uct_rc_mlx5_ep_data_cleanup(uct_rc_mlx5_ep *ep)
 {
     uct_rc_mlx5_iface *iface = ep_iface(ep);
 
+    if (ep->wqe_cost == nullptr) {
+        return; /* data_init did not get far */
+    }
     ep_iface(ep)->eps_by_qpn.erase(uct_rc_mlx5_ep_qpn(ep));
     /* what is still outstanding completes as canceled */
     while (!ep->ops.empty()) {

@@ -66,7 +66,11 @@ ucs_status_t uct_rc_mlx5_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p
         return status;
     }
 
-    uct_rc_mlx5_ep_data_init(ep);
+    status = uct_rc_mlx5_ep_data_init(ep);
+    if (status != UCS_OK) {
+        delete ep;
+        return status;
+    }
     *ep_p = ep;
     return UCS_OK;
 }

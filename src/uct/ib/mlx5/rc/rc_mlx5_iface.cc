@@ -391,8 +391,11 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
         }
         slot.first->reset(cq);
     }
-    iface->tx_cq.init(*iface->send_cq);
-    iface->rx_cq.init(*iface->recv_cq);
+    if (devx) {
+        /* rc_mlx5 polls both itself */
+        iface->tx_cq.init(*iface->send_cq);
+        iface->rx_cq.init(*iface->recv_cq);
+    }
 
     if (devx) {
         status = devx_init(iface, &iface->rc);
