@@ -135,6 +135,8 @@ public:
     uct_rc_op_t &front() const { return m_ops[m_head & m_mask]; }
     uct_rc_op_t &back() const { return m_ops[(m_tail - 1) & m_mask]; }
     void        push_back(const uct_rc_op_t &op) { m_ops[m_tail++ & m_mask] = op; }
+    /** A new entry at the back, for the caller to fill */
+    uct_rc_op_t &push_back() { return m_ops[m_tail++ & m_mask]; }
     void        pop_front() { ++m_head; }
 
 private:
@@ -184,6 +186,7 @@ public:
         return (static_cast<const uint8_t*>(ptr) - m_mem) / m_buf_size;
     }
     uint32_t lkey() const { return m_mr->lkey; }
+    uint32_t lkey_be() const { return m_lkey_be; }
     size_t   buf_size() const { return m_buf_size; }
     unsigned count() const { return m_count; }
     unsigned num_free() const { return m_free.size(); }
@@ -196,6 +199,7 @@ private:
     unsigned           m_count    = 0;
     uint8_t            *m_mem     = nullptr;
     struct ibv_mr      *m_mr      = nullptr;
+    uint32_t           m_lkey_be  = 0;     /* for a WQE's data segment */
     std::vector<void*> m_free;
 };
 
@@ -230,16 +234,21 @@ public:
         return progress_verbs(max);
     }
 
+    /** rc_mlx5, once its receive CQ is ready(): dispatch up to @a max. */
+    unsigned progress_direct(unsigned max);
+
 private:
     uct_rc_rx() = default;
 
     [[nodiscard]] ucs_status_t init_direct();
     unsigned progress_verbs(unsigned max);
-    unsigned progress_direct(unsigned max);
     void refill();
     void refill_verbs();
     void refill_direct();
-    void dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn);
+    bool post_slot(uint8_t *buf);
+    void publish();
+    __attribute__((noinline)) void fc_received(uint32_t qpn, uint8_t fc);
+    bool dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn);
     __attribute__((noinline)) void rx_error(const struct mlx5_cqe64 *cqe,
                                             uint8_t *buf, uint32_t slot);
     static void release(uct_recv_desc_t *self, void *desc);
@@ -265,7 +274,8 @@ private:
     uint16_t                         m_srq_pi   = 0;   /* WQEs posted */
     uint32_t                         m_dseg_len = 0;   /* big endian */
     uint32_t                         m_dseg_lkey = 0;  /* big endian */
-    std::unique_ptr<uint8_t*[]>      m_slot_buf;       /* NULL: free */
+    std::unique_ptr<uint8_t*[]>      m_slot_bufs;      /* owns m_slots */
+    uint8_t                          **m_slots  = nullptr; /* NULL: free */
 };
 
 #endif

@@ -61,16 +61,15 @@ bool has_resources(const uct_rc_mlx5_ep *ep, unsigned cost)
 bool am_header(uct_rc_mlx5_ep *ep, uint8_t id, uint8_t *hdr_p)
 {
     const uct_rc_mlx5_iface *iface = ep_iface(ep);
-    const int               wnd    = iface->rc.fc_wnd_size;
     uint8_t                 hdr    = id;
 
     if (iface->rc.fc_enable) {
         if (ep->fc_wnd <= 0) {
             return false;
         }
-        if (ep->fc_wnd == wnd / 2) {
+        if (ucs_unlikely(ep->fc_wnd == iface->fc_soft_thresh)) {
             hdr |= UCT_RC_FC_SOFT_REQ;
-        } else if (ep->fc_wnd == wnd / 4) {
+        } else if (ucs_unlikely(ep->fc_wnd == iface->fc_hard_thresh)) {
             hdr |= UCT_RC_FC_HARD_REQ;
         }
     }
@@ -448,34 +447,17 @@ ssize_t post_bcopy(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, const uint8_t *hdr,
  * Active messages
  */
 
-ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
-                      const void *payload, unsigned length)
+namespace {
+
+/* am_short through a uct_rc_wr_t: rc_verbs, a WQE that wraps, an error */
+__attribute__((noinline)) ucs_status_t
+am_short_slow(uct_ep_h tl_ep, uint8_t id, uint64_t header, const void *payload,
+              unsigned length)
 {
     uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
-    uct_rc_mlx5_iface *iface = ep_iface(ep);
     uint8_t           hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
     uct_rc_wr_t       wr;
     ucs_status_t      status;
-
-    /* rc_mlx5, a usable endpoint, valid arguments: written in place */
-    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
-                   ep->connected && (id < UCT_AM_ID_MAX) &&
-                   (sizeof(hdr) + length <= iface->max_inline))) {
-        const unsigned bbs = uct_rc_mlx5_inline_bbs(false,
-                                                    sizeof(hdr) + length);
-
-        if (!has_resources(ep, bbs) || !am_header(ep, id, &hdr[0])) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
-            memcpy(hdr + 1, &header, sizeof(header));
-            uct_rc_mlx5_post_short<sizeof(hdr), false>(
-                    iface, ep, MLX5_OPCODE_SEND, 0, 0, hdr, payload, length,
-                    bbs);
-            am_sent(ep, hdr[0]);
-            return UCS_OK;
-        }
-    }
 
     wr = {};
 
@@ -494,6 +476,39 @@ ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header
     wr.inl_data     = payload;
     wr.inl_data_len = length;
     return post_am_short(ep, &wr, id, &hdr[0]);
+}
+
+} // namespace
+
+ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                      const void *payload, unsigned length)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uint8_t           hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
+
+    /* rc_mlx5, a usable endpoint, valid arguments: written in place */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (id < UCT_AM_ID_MAX) &&
+                   (sizeof(hdr) + length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(false,
+                                                    sizeof(hdr) + length);
+
+        uint8_t am_hdr;
+
+        if (!has_resources(ep, bbs) || !am_header(ep, id, &am_hdr)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
+            uct_rc_mlx5_post_short<true, false>(
+                    iface, ep, MLX5_OPCODE_SEND, 0, 0, am_hdr, header, payload,
+                    length, bbs);
+            am_sent(ep, am_hdr);
+            return UCS_OK;
+        }
+    }
+
+    return am_short_slow(tl_ep, id, header, payload, length);
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
@@ -529,8 +544,12 @@ ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_i
     return post_am_short(ep, &wr, id, &buf[0]);
 }
 
-ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
-                 void *arg, unsigned)
+namespace {
+
+/* am_bcopy through a uct_rc_wr_t: rc_verbs, an error */
+__attribute__((noinline)) ssize_t
+am_bcopy_slow(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+              void *arg)
 {
     uct_rc_mlx5_ep *ep  = rc_ep(tl_ep);
     uint8_t        hdr;
@@ -552,6 +571,43 @@ ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t 
         am_sent(ep, hdr);
     }
     return length;
+}
+
+} // namespace
+
+ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+                 void *arg, unsigned)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uint8_t           *buf;
+    size_t            length;
+
+    /* rc_mlx5, a usable endpoint: a control and a data segment, 1 block */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (id < UCT_AM_ID_MAX))) {
+        uint8_t hdr;
+
+        if (!has_resources(ep, 1) || !am_header(ep, id, &hdr) ||
+            ((buf = static_cast<uint8_t*>(iface->tx_bufs->get())) ==
+             nullptr)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+
+        buf[0] = hdr;
+        length = pack_cb(buf + sizeof(hdr), arg);
+        if (ucs_unlikely(sizeof(hdr) + length > iface->seg_size)) {
+            ucs_fatal("%s: the pack callback wrote %zu bytes, more than the "
+                      "bcopy limit of %zu", iface->dev_name.c_str(), length,
+                      iface->seg_size - sizeof(hdr));
+        }
+        uct_rc_mlx5_post_data<false>(iface, ep, MLX5_OPCODE_SEND, 0, 0, buf,
+                                     sizeof(hdr) + length,
+                                     iface->tx_bufs->lkey_be());
+        am_sent(ep, hdr);
+        return length;
+    }
+    return am_bcopy_slow(tl_ep, id, pack_cb, arg);
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
@@ -614,30 +670,16 @@ ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *hea
  * RMA
  */
 
-ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
-                       uint64_t remote_addr, uct_rkey_t rkey)
+namespace {
+
+/* put_short through a uct_rc_wr_t: rc_verbs, a WQE that wraps, an error */
+__attribute__((noinline)) ucs_status_t
+put_short_slow(uct_ep_h tl_ep, const void *buffer, unsigned length,
+               uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
-    uct_rc_mlx5_iface *iface = ep_iface(ep);
     uct_rc_wr_t       wr;
     ucs_status_t      status;
-
-    /* rc_mlx5, a usable endpoint, a valid length: written in place */
-    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
-                   ep->connected && (length <= iface->max_inline))) {
-        const unsigned bbs = uct_rc_mlx5_inline_bbs(true, length);
-
-        if (!has_resources(ep, bbs)) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
-            uct_rc_mlx5_post_short<0, true>(iface, ep,
-                                            MLX5_OPCODE_RDMA_WRITE,
-                                            remote_addr, rkey_of(rkey),
-                                            nullptr, buffer, length, bbs);
-            return UCS_OK;
-        }
-    }
 
     wr = {};
 
@@ -657,6 +699,34 @@ ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsign
         return UCS_ERR_NO_RESOURCE;
     }
     return post(ep, &wr, {});
+}
+
+} // namespace
+
+ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
+                       uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+    /* rc_mlx5, a usable endpoint, a valid length: written in place */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(true, length);
+
+        if (!has_resources(ep, bbs)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
+            uct_rc_mlx5_post_short<false, true>(iface, ep,
+                                                MLX5_OPCODE_RDMA_WRITE,
+                                                remote_addr, rkey_of(rkey), 0,
+                                                0, buffer, length, bbs);
+            return UCS_OK;
+        }
+    }
+
+    return put_short_slow(tl_ep, buffer, length, remote_addr, rkey);
 }
 
 ssize_t uct_rc_mlx5_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void *arg,
@@ -1049,6 +1119,19 @@ __attribute__((noinline)) void txq_error(uct_rc_mlx5_iface *iface,
 }
 
 /* rc_mlx5's send completions, straight from the CQ ring */
+/* A completion of a QP other than the last one's */
+__attribute__((noinline)) void completed_other(uct_rc_mlx5_iface *iface,
+                                               uint32_t qpn, uint16_t sn)
+{
+    uct_rc_mlx5_ep *ep = iface->eps_by_qpn.find(qpn);
+
+    if (ep != nullptr) {
+        completed(iface, ep, sn);
+    }
+}
+
+/* rc_mlx5's send completions, straight from the CQ ring: all there are
+ * (no more than the CQ credits handed out) */
 inline unsigned txq_progress_devx(uct_rc_mlx5_iface *iface)
 {
     uct_rc_mlx5_poll_cq &cq    = iface->tx_cq;
@@ -1063,20 +1146,17 @@ inline unsigned txq_progress_devx(uct_rc_mlx5_iface *iface)
         const uint32_t          qpn  = be32toh(cqe->sop_drop_qpn) & 0xffffff;
         const uint16_t          sn   = be16toh(cqe->wqe_counter);
         const uint8_t           op   = cqe->op_own >> 4;
-        uct_rc_mlx5_ep          *ep;
 
         cq.advance();
         ++count;
         if (ucs_unlikely(op != MLX5_CQE_REQ)) {
             txq_error(iface, cqe);
-            continue;
+        } else if (ucs_likely(qpn == iface->eps_by_qpn.last_qpn())) {
+            completed(iface, iface->eps_by_qpn.last_ep(), sn);
+        } else {
+            completed_other(iface, qpn, sn);
         }
-
-        ep = iface->eps_by_qpn.find(qpn);
-        if (ucs_likely(ep != nullptr)) {
-            completed(iface, ep, sn);
-        }
-    } while ((count < tx_batch) && cq.ready());
+    } while (cq.ready());
 
     cq.update_ci();
     return count;
@@ -1087,7 +1167,7 @@ __attribute__((noinline)) unsigned rx_progress(uct_rc_mlx5_iface *iface)
 {
     const unsigned count = iface->rx->progress(tx_batch);
 
-    if (iface->dispatch_due) {
+    if ((count > 0) && iface->dispatch_due) {
         dispatch_pending(iface); /* a grant may have opened a window */
     }
     return count;
@@ -1127,7 +1207,11 @@ unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
 
     /* rc_mlx5: receives first, as UCX's RC does */
     if (iface->rx_cq.ready()) {
-        return rx_progress(iface);
+        count = iface->rx->progress_direct(tx_batch);
+        if (ucs_unlikely(iface->dispatch_due)) {
+            dispatch_pending(iface); /* a grant may have opened a window */
+        }
+        return count;
     }
 
     count = txq_progress_devx(iface);
@@ -1147,6 +1231,8 @@ ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface)
     iface->max_inline  = std::min<size_t>(iface->config.max_short,
                                           max_inline_devx);
     iface->tx_cq_avail = iface->rc.tx_queue_len;
+    iface->fc_soft_thresh = iface->rc.fc_wnd_size / 2;
+    iface->fc_hard_thresh = iface->rc.fc_wnd_size / 4;
 
     status = uct_rc_buf_pool::create(*iface->md->dev, iface->port_num,
                                      iface->md->pd, iface->seg_size,

@@ -91,6 +91,11 @@ public:
 
     unsigned size() const { return m_count; }
 
+    /** The entry find() found last (QP number 0 and NULL at first): a
+     *  caller may look there first. */
+    uint32_t       last_qpn() const { return m_last.qpn; }
+    uct_rc_mlx5_ep *last_ep() const { return m_last.ep; }
+
     /** Call @a f(ep) for every endpoint; @a f must not change the table. */
     template <typename F> void for_each(F f) const
     {

@@ -81,6 +81,8 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
     size_t                               seg_size = 0; /* bcopy, header incl. */
     unsigned                             max_inline = 0;
     unsigned                             tx_cq_avail = 0; /* send CQ room */
+    int                                  fc_soft_thresh = 0; /* window left: */
+    int                                  fc_hard_thresh = 0; /* ask a grant */
     uct_rc_mlx5_poll_cq                  tx_cq;    /* rc_mlx5 polls it */
     uct_rc_mlx5_poll_cq                  rx_cq;    /* when rx_direct */
     bool                                 rx_direct = false;

@@ -11,6 +11,7 @@
 #include <uct/ib/mlx5/dv/wqe_ext.h>
 #include <ucs/sys/math.h>
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log_def.h>
 
 #include <cstring>
@@ -171,6 +172,8 @@ void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
     struct mlx5_wqe_ctrl_seg  ctrl  = {};
     size_t                    off   = sizeof(ctrl);
     uint8_t                   opmod = 0;
+
+    ucs_assertv(bbs <= UCT_RC_MLX5_MAX_WQE_BBS, "a WQE of %u blocks", bbs);
 
     if (has_raddr(wr->opcode)) {
         struct mlx5_wqe_raddr_seg raddr = {};

@@ -108,10 +108,11 @@ ucs_status_t uct_rc_rx::init_direct()
         return UCS_ERR_IO_ERROR;
     }
 
-    m_slot_buf.reset(new (std::nothrow) uint8_t*[wqe_cnt]());
-    if (m_slot_buf == nullptr) {
+    m_slot_bufs.reset(new (std::nothrow) uint8_t*[wqe_cnt]());
+    if (m_slot_bufs == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
+    m_slots = m_slot_bufs.get();
 
     m_srqn        = dv_srq.srqn;
     m_srq_buf     = static_cast<uint8_t*>(dv_srq.buf);
@@ -149,46 +150,56 @@ void uct_rc_rx::refill()
     }
 }
 
+/* Post @a buf in the next slot in ring order, if the device consumed
+ * that slot already; false if it did not */
+inline bool uct_rc_rx::post_slot(uint8_t *buf)
+{
+    const uint32_t slot = m_srq_pi & m_srq_mask;
+
+    if (ucs_unlikely(m_slots[slot] != nullptr)) {
+        return false; /* completed out of order: its turn comes */
+    }
+
+    auto *dseg = reinterpret_cast<struct mlx5_wqe_data_seg*>(
+            m_srq_buf + slot * m_srq_stride +
+            sizeof(struct mlx5_wqe_srq_next_seg));
+    dseg->byte_count = m_dseg_len;
+    dseg->lkey       = m_dseg_lkey;
+    dseg->addr       = htobe64(reinterpret_cast<uintptr_t>(buf) + m_front -
+                               sizeof(uct_rc_am_hdr_t));
+    if (ucs_unlikely(m_srq_stride > sizeof(struct mlx5_wqe_srq_next_seg) +
+                                    sizeof(*dseg))) {
+        dseg[1].byte_count = 0;
+        dseg[1].lkey       = htobe32(MLX5_INVALID_LKEY); /* list end */
+        dseg[1].addr       = 0;
+    }
+    m_slots[slot] = buf;
+    ++m_srq_pi;
+    return true;
+}
+
+/* The WQEs before the count that lets the device take them */
+inline void uct_rc_rx::publish()
+{
+    __atomic_store_n(m_srq_dbrec, htobe32(m_srq_pi), __ATOMIC_RELEASE);
+}
+
 /* Fill the SRQ's slots in ring order while they are free (the device
  * consumed them), up to queue_len, then publish the count */
-inline void uct_rc_rx::refill_direct()
+void uct_rc_rx::refill_direct()
 {
-    const uint16_t pi = m_srq_pi;
-
     while (m_posted < m_queue_len) {
-        const uint32_t slot = m_srq_pi & m_srq_mask;
-        uint8_t        *buf;
+        auto *buf = static_cast<uint8_t*>(m_bufs->get());
 
-        if (ucs_unlikely(m_slot_buf[slot] != nullptr)) {
-            break; /* completed out of order: its turn comes */
-        }
-        buf = static_cast<uint8_t*>(m_bufs->get());
         if (buf == nullptr) {
             break;
+        } else if (!post_slot(buf)) {
+            m_bufs->put(buf);
+            break;
         }
-
-        auto *dseg = reinterpret_cast<struct mlx5_wqe_data_seg*>(
-                m_srq_buf + slot * m_srq_stride +
-                sizeof(struct mlx5_wqe_srq_next_seg));
-        dseg->byte_count = m_dseg_len;
-        dseg->lkey       = m_dseg_lkey;
-        dseg->addr       = htobe64(reinterpret_cast<uintptr_t>(
-                                   buf + m_front - sizeof(uct_rc_am_hdr_t)));
-        if (ucs_unlikely(m_srq_stride > sizeof(struct mlx5_wqe_srq_next_seg) +
-                                        sizeof(*dseg))) {
-            dseg[1].byte_count = 0;
-            dseg[1].lkey       = htobe32(MLX5_INVALID_LKEY); /* list end */
-            dseg[1].addr       = 0;
-        }
-        m_slot_buf[slot] = buf;
-        ++m_srq_pi;
         ++m_posted;
     }
-
-    if (m_srq_pi != pi) {
-        /* the WQEs before the count that lets the device take them */
-        __atomic_store_n(m_srq_dbrec, htobe32(m_srq_pi), __ATOMIC_RELEASE);
-    }
+    publish();
 }
 
 /* Post free buffers until the SRQ holds queue_len */
@@ -236,7 +247,16 @@ void uct_rc_rx::refill_verbs()
     }
 }
 
-inline void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
+/* Flow control bits arrived with a message (or alone: a pure grant) */
+void uct_rc_rx::fc_received(uint32_t qpn, uint8_t fc)
+{
+    /* the endpoint of this QP: it sends the grant, or takes one */
+    uct_rc_mlx5_ep_fc_received(m_iface, qpn, fc);
+}
+
+/* Hand the message in @a buf to its handler: true if the buffer is free
+ * again, false if the handler kept it */
+inline bool uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
 {
     uint8_t               *payload = buf + m_front;
     const uct_rc_am_hdr_t *hdr     = reinterpret_cast<const uct_rc_am_hdr_t*>(
@@ -246,12 +266,10 @@ inline void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
     void                  *desc    = payload - m_iface->rx_headroom;
     ucs_status_t          status;
 
-    if (fc != 0) {
-        /* the endpoint of this QP: it sends the grant, or takes one */
-        uct_rc_mlx5_ep_fc_received(m_iface, qpn, fc);
+    if (ucs_unlikely(fc != 0)) {
+        fc_received(qpn, fc);
         if (fc == UCT_RC_FC_PURE_GRANT) {
-            m_bufs->put(buf);
-            return;
+            return true;
         }
     }
 
@@ -259,9 +277,7 @@ inline void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
     status = uct_iface_invoke_am(m_iface, am_id, payload,
                                  byte_len - sizeof(uct_rc_am_hdr_t),
                                  UCT_CB_PARAM_FLAG_DESC);
-    if (status != UCS_INPROGRESS) {
-        m_bufs->put(buf);
-    }
+    return status != UCS_INPROGRESS;
 }
 
 void uct_rc_rx::release(uct_recv_desc_t *self, void *desc)
@@ -276,29 +292,36 @@ unsigned uct_rc_rx::progress_direct(unsigned max)
 {
     unsigned count = 0;
 
-    while ((count < max) && m_cq->ready()) {
+    do {
         const struct mlx5_cqe64 *cqe    = m_cq->cqe();
         const uint32_t          slot    = be16toh(cqe->wqe_counter) &
                                           m_srq_mask;
-        uint8_t                 *buf    = m_slot_buf[slot];
+        uint8_t                 *buf    = m_slots[slot];
         const uint8_t           opcode  = cqe->op_own >> 4;
 
         m_cq->advance();
         ++count;
-        m_slot_buf[slot] = nullptr;
-        --m_posted;
+        m_slots[slot] = nullptr;
         /* a send arrived: RESP_SEND, or with immediate or invalidation */
         if (ucs_unlikely((uint8_t(opcode - MLX5_CQE_RESP_SEND) > 2) ||
                          (buf == nullptr))) {
+            --m_posted;
             rx_error(cqe, buf, slot);
-            continue;
+        } else if (!dispatch(buf, be32toh(cqe->byte_cnt),
+                             be32toh(cqe->sop_drop_qpn) & 0xffffff)) {
+            --m_posted; /* kept: a buffer of the pool takes its place */
+        } else if (ucs_unlikely(!post_slot(buf))) {
+            --m_posted; /* back in the slot it came from, when it may */
+            m_bufs->put(buf);
         }
-        dispatch(buf, be32toh(cqe->byte_cnt),
-                 be32toh(cqe->sop_drop_qpn) & 0xffffff);
-    }
+    } while ((count < max) && m_cq->ready());
 
     m_cq->update_ci();
-    refill_direct();
+    if (ucs_unlikely(m_posted < m_queue_len)) {
+        refill_direct();
+    } else {
+        publish();
+    }
     return count;
 }
 
@@ -353,7 +376,9 @@ unsigned uct_rc_rx::progress_verbs(unsigned max)
             m_bufs->put(buf);
             continue;
         }
-        dispatch(buf, wc[i].byte_len, wc[i].qp_num);
+        if (dispatch(buf, wc[i].byte_len, wc[i].qp_num)) {
+            m_bufs->put(buf);
+        }
     }
 
     refill();
