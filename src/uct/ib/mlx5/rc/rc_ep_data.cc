@@ -483,18 +483,16 @@ am_short_slow(uct_ep_h tl_ep, uint8_t id, uint64_t header, const void *payload,
 ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                       const void *payload, unsigned length)
 {
-    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
-    uct_rc_mlx5_iface *iface = ep_iface(ep);
-    uint8_t           hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
+    constexpr size_t  hdr_len = sizeof(uct_rc_am_hdr_t) + sizeof(header);
+    uct_rc_mlx5_ep    *ep     = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface  = ep_iface(ep);
 
     /* rc_mlx5, a usable endpoint, valid arguments: written in place */
     if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
                    ep->connected && (id < UCT_AM_ID_MAX) &&
-                   (sizeof(hdr) + length <= iface->max_inline))) {
-        const unsigned bbs = uct_rc_mlx5_inline_bbs(false,
-                                                    sizeof(hdr) + length);
-
-        uint8_t am_hdr;
+                   (hdr_len + length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(false, hdr_len + length);
+        uint8_t        am_hdr;
 
         if (!has_resources(ep, bbs) || !am_header(ep, id, &am_hdr)) {
             return UCS_ERR_NO_RESOURCE;
