@@ -53,8 +53,12 @@ ucs_status_t uct_ib_comp_channel::create(const uct_ib_device &dev,
 
     flags = fcntl(ch->fd(), F_GETFL);
     if ((flags < 0) || (fcntl(ch->fd(), F_SETFL, flags | O_NONBLOCK) < 0)) {
+        const int         err  = errno; /* before the name is built */
+        const std::string name = dev.port_name(port_num);
+
+        errno = err;
         ucs_error("fcntl(%s, completion channel fd %d, O_NONBLOCK) failed: %m",
-                  dev.port_name(port_num).c_str(), ch->fd());
+                  name.c_str(), ch->fd());
         delete ch;
         return UCS_ERR_IO_ERROR;
     }
@@ -85,9 +89,13 @@ struct ibv_cq *uct_ib_comp_channel::get_event() const
     void          *context;
 
     if (uct_ib_glue->get_cq_event(m_channel, &cq, &context) != 0) {
-        if ((errno != EAGAIN) && (errno != EWOULDBLOCK)) {
-            ucs_error("get_cq_event(%s, fd %d) failed: %m",
-                      m_dev.port_name(m_port_num).c_str(), fd());
+        const int err = errno;
+
+        if ((err != EAGAIN) && (err != EWOULDBLOCK)) {
+            const std::string name = m_dev.port_name(m_port_num);
+
+            errno = err;
+            ucs_error("get_cq_event(%s, fd %d) failed: %m", name.c_str(), fd());
         }
         return nullptr;
     }
