@@ -395,11 +395,22 @@ std::string dump_and_parse(const std::string &dir, const std::string &name,
 
 bool is_probe_object(const std::string &object)
 {
-    size_t      slash = object.rfind('/');
-    std::string base  = object.substr((slash == std::string::npos) ? 0 :
-                                      slash + 1);
+    /* the running program, whichever benchmark it is (libtool may run it
+     * as .libs/lt-<name>) */
+    static const std::string self = [] {
+        char    path[4096];
+        ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
 
-    return base.find("ucx_connect_bench") != std::string::npos;
+        return std::string(path, (len > 0) ? len : 0);
+    }();
+    auto base = [](const std::string &p) {
+        size_t      slash = p.rfind('/');
+        std::string name  = p.substr((slash == std::string::npos) ? 0 :
+                                     slash + 1);
+        return (name.compare(0, 3, "lt-") == 0) ? name.substr(3) : name;
+    };
+
+    return !self.empty() && (base(object) == base(self));
 }
 
 void region_enter()

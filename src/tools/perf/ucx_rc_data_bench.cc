@@ -267,6 +267,20 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* listing the memory domains applies UCX_IB_GLUE (the emulated device
+     * with -e); then count, before any device is opened */
+    uct_component_attr_t ib_attr = {};
+    ib_attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+    if (uct_component_query(g_ib, &ib_attr) != UCS_OK) {
+        return 1;
+    }
+    std::vector<uct_md_resource_desc_t> mds(ib_attr.md_resource_count);
+    ib_attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    ib_attr.md_resources = mds.data();
+    if (!mds.empty() && (uct_component_query(g_ib, &ib_attr) != UCS_OK)) {
+        return 1;
+    }
+
     if ((bench::glue_install_counting() != UCS_OK) ||
         (uct_worker_create(nullptr, UCS_THREAD_MODE_SINGLE, &g_worker) !=
          UCS_OK)) {

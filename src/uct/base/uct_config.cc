@@ -75,6 +75,13 @@ ucs_config_field_t uct_iface_config_table[] = {
      "Most endpoints an interface reports it can hold, or inf for no limit.",
      offsetof(uct_iface_config_t, max_num_eps), UCS_CONFIG_TYPE_ULUNITS},
 
+    {"FAILURE", "warn",
+     "Log level of the line that reports a failed endpoint (a peer gone, its\n"
+     "address moved, a remote access error) when the interface has an error\n"
+     "handler; without one the line is always an error.",
+     offsetof(uct_iface_config_t, failure),
+     UCS_CONFIG_TYPE_ENUM(ucs_log_level_names)},
+
     UCS_CONFIG_EMPTY_FIELD
 };
 

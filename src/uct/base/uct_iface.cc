@@ -363,6 +363,7 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
     iface->config.max_short   = config->max_short;
     iface->config.max_bcopy   = config->max_bcopy;
     iface->config.max_num_eps = config->max_num_eps;
+    iface->config.failure_level = static_cast<ucs_log_level_t>(config->failure);
     iface->progress_flags    = 0;
     iface->progress_id       = UCS_CALLBACKQ_ID_NULL;
     for (unsigned id = 0; id < UCT_AM_ID_MAX; ++id) {

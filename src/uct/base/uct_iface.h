@@ -41,6 +41,7 @@
 #include <uct/api/uct.h>
 #include <uct/api/v2/uct_v2.h>
 #include <ucs/config/parser.h>
+#include <ucs/debug/log_def.h>
 #include <ucs/sys/compiler_def.h>
 
 /* Endpoint operations */
@@ -258,6 +259,7 @@ struct uct_iface_config {
     size_t        max_short;   /**< MAX_SHORT */
     size_t        max_bcopy;   /**< MAX_BCOPY */
     unsigned long max_num_eps; /**< MAX_NUM_EPS, UCS_ULUNITS_INF = no limit */
+    int           failure;     /**< FAILURE: a ucs_log_level_t */
 };
 
 extern ucs_config_field_t uct_iface_config_table[];
@@ -276,6 +278,8 @@ typedef struct uct_base_iface : uct_iface {
         size_t          max_short;
         size_t          max_bcopy;
         unsigned long   max_num_eps;
+        ucs_log_level_t failure_level; /**< of a failure the error handler
+                                            gets; without one: error */
     } config;                              /**< from uct_iface_config */
 
     unsigned            progress_flags;    /**< UCT_PROGRESS_SEND/RECV enabled */

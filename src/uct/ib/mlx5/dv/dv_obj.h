@@ -16,11 +16,44 @@
                                                struct ibv_pd *pd,
                                                uint32_t *pdn_p);
 
+/* A completion channel: the fd on which armed CQs report completions;
+ * non-blocking, so draining it never waits. */
+class uct_ib_comp_channel {
+public:
+    static ucs_status_t create(const uct_ib_device &dev, uint8_t port_num,
+                               uct_ib_comp_channel **channel_p);
+    ~uct_ib_comp_channel();
+
+    uct_ib_comp_channel(const uct_ib_comp_channel&)            = delete;
+    uct_ib_comp_channel &operator=(const uct_ib_comp_channel&) = delete;
+
+    struct ibv_comp_channel *channel() const { return m_channel; }
+    int                     fd() const { return m_channel->fd; }
+
+    /**
+     * Take one event without waiting and acknowledge it: the CQ it came
+     * from, or NULL when none is queued.
+     */
+    struct ibv_cq *get_event() const;
+
+private:
+    uct_ib_comp_channel(const uct_ib_device &dev, uint8_t port_num) :
+        m_dev(dev), m_port_num(port_num)
+    {
+    }
+
+    const uct_ib_device     &m_dev;
+    const uint8_t           m_port_num;
+    struct ibv_comp_channel *m_channel = nullptr;
+};
+
 /* A verbs CQ and its mlx5 layout. */
 class uct_ib_mlx5_cq {
 public:
+    /** With @a channel, the CQ reports completions there once armed. */
     static ucs_status_t create(const uct_ib_device &dev, uint8_t port_num,
-                               int cqe, uct_ib_mlx5_cq **cq_p);
+                               int cqe, uct_ib_mlx5_cq **cq_p,
+                               const uct_ib_comp_channel *channel = nullptr);
     ~uct_ib_mlx5_cq();
 
     uct_ib_mlx5_cq(const uct_ib_mlx5_cq&)            = delete;

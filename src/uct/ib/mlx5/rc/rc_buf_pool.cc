@@ -4,6 +4,7 @@
 #include <ucs/sys/math.h>
 
 #include <cerrno>
+#include <endian.h>
 #include <cstdlib>
 #include <new>
 
@@ -37,6 +38,8 @@ ucs_status_t uct_rc_buf_pool::create(const uct_ib_device &dev, uint8_t port_num,
                   pool->m_dev_name.c_str(), count, pool->m_buf_size);
         return (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
+
+    pool->m_lkey_be = htobe32(pool->m_mr->lkey);
 
     try {
         pool->m_free.reserve(count);

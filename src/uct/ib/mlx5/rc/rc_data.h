@@ -23,12 +23,14 @@
 #ifndef UCT_RC_DATA_H_
 #define UCT_RC_DATA_H_
 
+#include "rc_cq.h"
+
 #include <uct/base/uct_iface.h>
 #include <uct/ib/base/ib_device.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
+#include <new>
 #include <vector>
 
 struct uct_rc_mlx5_iface;
@@ -109,12 +111,48 @@ typedef struct uct_rc_op {
     bool                  result_be; /* masked atomics answer big endian */
 } uct_rc_op_t;
 
+/* The operations of an endpoint that wait for their WQEs' completion, in
+ * the order posted: a fixed ring, sized once */
+class uct_rc_op_ring {
+public:
+    [[nodiscard]] ucs_status_t init(unsigned min_capacity)
+    {
+        unsigned capacity = 1;
+
+        while (capacity < min_capacity) {
+            capacity *= 2;
+        }
+        m_ops.reset(new (std::nothrow) uct_rc_op_t[capacity]);
+        if (m_ops == nullptr) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        m_mask = capacity - 1;
+        return UCS_OK;
+    }
+
+    bool        empty() const { return m_head == m_tail; }
+    bool        full() const { return m_tail - m_head > m_mask; }
+    uct_rc_op_t &front() const { return m_ops[m_head & m_mask]; }
+    uct_rc_op_t &back() const { return m_ops[(m_tail - 1) & m_mask]; }
+    void        push_back(const uct_rc_op_t &op) { m_ops[m_tail++ & m_mask] = op; }
+    /** A new entry at the back, for the caller to fill */
+    uct_rc_op_t &push_back() { return m_ops[m_tail++ & m_mask]; }
+    void        pop_front() { ++m_head; }
+
+private:
+    std::unique_ptr<uct_rc_op_t[]> m_ops;
+    uint32_t                       m_mask = 0;
+    uint32_t                       m_head = 0;
+    uint32_t                       m_tail = 0;
+};
+
 /* A completion, as a transport reports it */
 typedef struct uct_rc_completion {
     uint32_t           qpn;
     uint16_t           sn;          /* WQE index of the completed WQE */
     enum ibv_wc_status status;
     uint32_t           vendor_err;
+    int                syndrome;    /* rc_mlx5: of the error CQE; else -1 */
 } uct_rc_completion_t;
 
 /* Registered buffers of one size (bounce buffers of bcopy operations,
@@ -148,6 +186,7 @@ public:
         return (static_cast<const uint8_t*>(ptr) - m_mem) / m_buf_size;
     }
     uint32_t lkey() const { return m_mr->lkey; }
+    uint32_t lkey_be() const { return m_lkey_be; }
     size_t   buf_size() const { return m_buf_size; }
     unsigned count() const { return m_count; }
     unsigned num_free() const { return m_free.size(); }
@@ -160,6 +199,7 @@ private:
     unsigned           m_count    = 0;
     uint8_t            *m_mem     = nullptr;
     struct ibv_mr      *m_mr      = nullptr;
+    uint32_t           m_lkey_be  = 0;     /* for a WQE's data segment */
     std::vector<void*> m_free;
 };
 
@@ -185,13 +225,32 @@ public:
 
     /** Poll up to @a max receive completions and dispatch their messages;
      *  the number polled. */
-    unsigned progress(unsigned max);
+    unsigned progress(unsigned max)
+    {
+        if (ucs_likely(m_direct)) {
+            /* nothing arrived: no call */
+            return m_cq->ready() ? progress_direct(max) : 0;
+        }
+        return progress_verbs(max);
+    }
+
+    /** rc_mlx5, once its receive CQ is ready(): dispatch up to @a max. */
+    unsigned progress_direct(unsigned max);
 
 private:
     uct_rc_rx() = default;
 
+    [[nodiscard]] ucs_status_t init_direct();
+    unsigned progress_verbs(unsigned max);
     void refill();
-    void dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn);
+    void refill_verbs();
+    void refill_direct();
+    bool post_slot(uint8_t *buf);
+    void publish();
+    __attribute__((noinline)) void fc_received(uint32_t qpn, uint8_t fc);
+    bool dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn);
+    __attribute__((noinline)) void rx_error(const struct mlx5_cqe64 *cqe,
+                                            uint8_t *buf, uint32_t slot);
     static void release(uct_recv_desc_t *self, void *desc);
 
     uct_rc_mlx5_iface                *m_iface = nullptr;
@@ -202,6 +261,21 @@ private:
     size_t                           m_seg_size = 0;
     unsigned                         m_queue_len = 0;
     unsigned                         m_posted = 0;
+
+    /* rc_mlx5: receive CQEs polled and SRQ WQEs written here, the SRQ a
+     * ring (each WQE links to the next one) refilled in order, slot by
+     * slot, once the device consumed the slot */
+    bool                             m_direct   = false;
+    uct_rc_mlx5_poll_cq              *m_cq      = nullptr;
+    uint8_t                          *m_srq_buf = nullptr;
+    uint32_t                         *m_srq_dbrec = nullptr;
+    uint32_t                         m_srq_stride = 0;
+    uint32_t                         m_srq_mask = 0;   /* WQEs - 1 */
+    uint16_t                         m_srq_pi   = 0;   /* WQEs posted */
+    uint32_t                         m_dseg_len = 0;   /* big endian */
+    uint32_t                         m_dseg_lkey = 0;  /* big endian */
+    std::unique_ptr<uint8_t*[]>      m_slot_bufs;      /* owns m_slots */
+    uint8_t                          **m_slots  = nullptr; /* NULL: free */
 };
 
 #endif

@@ -4,20 +4,25 @@
  * number, flush, fence, pending requests and endpoint failure; and the
  * interface's progress, capabilities and data path resources.
  *
- * Every WQE asks for a completion; a completion retires the operations up
- * to its sequence number and gives back their send queue room and their
- * bounce buffers. The send CQ has one credit per posted WQE, returned by
+ * Every WQE asks for a completion, which gives back the send queue room of
+ * its WQE and retires the operations up to its sequence number (those with
+ * a completion, a bounce buffer or a result to deliver: a short operation
+ * leaves nothing to retire). The send CQ has one credit per posted WQE, returned by
  * each completion polled (also of a failed endpoint's flushed WQEs), so the
  * CQ can never overrun.
  */
 #include "rc_mlx5_iface.h"
+#include "rc_mlx5_txq.h"
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <endian.h>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -56,16 +61,15 @@ bool has_resources(const uct_rc_mlx5_ep *ep, unsigned cost)
 bool am_header(uct_rc_mlx5_ep *ep, uint8_t id, uint8_t *hdr_p)
 {
     const uct_rc_mlx5_iface *iface = ep_iface(ep);
-    const int               wnd    = iface->rc.fc_wnd_size;
     uint8_t                 hdr    = id;
 
     if (iface->rc.fc_enable) {
         if (ep->fc_wnd <= 0) {
             return false;
         }
-        if (ep->fc_wnd == wnd / 2) {
+        if (ucs_unlikely(ep->fc_wnd == iface->fc_soft_thresh)) {
             hdr |= UCT_RC_FC_SOFT_REQ;
-        } else if (ep->fc_wnd == wnd / 4) {
+        } else if (ucs_unlikely(ep->fc_wnd == iface->fc_hard_thresh)) {
             hdr |= UCT_RC_FC_HARD_REQ;
         }
     }
@@ -114,9 +118,11 @@ ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
     const unsigned    cost   = wr_cost(ep, wr);
     ucs_status_t      status = UCS_OK;
 
+    const uint16_t    sn     = ep->sn;
+
     wr->signaled   = true;
     wr->fence      = ep->fence_next;
-    op.sn          = ep->sn;
+    op.sn          = sn;
     op.cost        = static_cast<uint16_t>(cost);
     if (ep->devx_qp) {
         uct_rc_mlx5_txq_post(ep, wr);
@@ -127,11 +133,11 @@ ucs_status_t post(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op)
         }
     }
 
-    ep->fence_next = false;
-    ep->sq_avail  -= cost;
-    ++ep->cq_inflight;
-    --iface->tx_cq_avail; /* one CQE per WQE: every WQE is signalled */
-    ep->ops.push_back(op);
+    uct_rc_mlx5_ep_posted(iface, ep, sn, cost);
+    if ((op.comp != nullptr) || (op.buf != nullptr)) {
+        ep->ops.push_back(op); /* room: at most one per WQE, see data_init */
+        ep->wqe_cost[sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
+    }
     return UCS_OK;
 }
 
@@ -158,7 +164,6 @@ void retire(uct_rc_mlx5_ep *ep, const uct_rc_op_t &op, ucs_status_t status)
     if (op.buf != nullptr) {
         iface->tx_bufs->put(op.buf);
     }
-    ep->sq_avail += op.cost;
     if (op.comp != nullptr) {
         uct_invoke_completion(op.comp, status);
     }
@@ -182,22 +187,46 @@ ucs_status_t status_of(enum ibv_wc_status status)
     }
 }
 
-/* The endpoint failed: once, whatever else completes with an error after */
+/* Who the endpoint talks to, for the failure line */
+std::string peer_of(const uct_rc_mlx5_ep *ep)
+{
+    char qpn[16];
+
+    snprintf(qpn, sizeof(qpn), "qp 0x%x", ep->dest_qpn);
+    if (ep->peer_ah.is_global) {
+        return std::string(qpn) + " gid " +
+               uct_ib_gid_str(&ep->peer_ah.grh.dgid);
+    }
+    return std::string(qpn) + " lid " + std::to_string(ep->peer_ah.dlid);
+}
+
+/* The endpoint failed: once, whatever else completes with an error after.
+ * One line says so, at UCX_FAILURE's level when the error handler takes
+ * care of it, else as an error */
 void fail(uct_rc_mlx5_ep *ep, const uct_rc_completion_t &c)
 {
     uct_rc_mlx5_iface *iface  = ep_iface(ep);
     ucs_status_t      status  = status_of(c.status);
+    char              syndrome[48];
 
     if (ep->failed != UCS_OK) {
         return;
     }
 
     ep->failed = status;
-    ucs_log((iface->err_handler != nullptr) ? UCS_LOG_LEVEL_DEBUG :
+    if (c.syndrome >= 0) {
+        snprintf(syndrome, sizeof(syndrome),
+                 "syndrome 0x%x vendor syndrome 0x%x", c.syndrome,
+                 c.vendor_err);
+    } else {
+        snprintf(syndrome, sizeof(syndrome), "vendor syndrome 0x%x",
+                 c.vendor_err);
+    }
+    ucs_log((iface->err_handler != nullptr) ? iface->config.failure_level :
                                               UCS_LOG_LEVEL_ERROR,
-            "%s: qp 0x%x to qp 0x%x failed: %s (vendor syndrome 0x%x): %s",
-            iface->dev_name.c_str(), c.qpn, ep->dest_qpn,
-            uct_ib_wc_status_name(c.status), c.vendor_err,
+            "%s: qp 0x%x to peer %s failed: %s (%s): %s",
+            iface->dev_name.c_str(), c.qpn, peer_of(ep).c_str(),
+            uct_ib_wc_status_name(c.status), syndrome,
             ucs_status_string(status));
 
     while (!ep->ops.empty()) {
@@ -212,30 +241,50 @@ void fail(uct_rc_mlx5_ep *ep, const uct_rc_completion_t &c)
     }
 }
 
-void complete(uct_rc_mlx5_iface *iface, const uct_rc_completion_t &c)
+/* The operations up to @a sn are done */
+__attribute__((noinline)) void retire_upto(uct_rc_mlx5_ep *ep, uint16_t sn)
 {
-    auto it = iface->eps_by_qpn.find(c.qpn);
-
-    /* the send CQ holds twice the credits: a completion of an endpoint
-     * destroyed meanwhile (whose credits came back then) still fits */
-    if (it == iface->eps_by_qpn.end()) {
-        return;
-    }
-    ++iface->tx_cq_avail;
-    --it->second->cq_inflight;
-
-    uct_rc_mlx5_ep *ep = it->second;
-    if (c.status != IBV_WC_SUCCESS) {
-        fail(ep, c);
-        return;
-    }
-
     while (!ep->ops.empty() &&
-           (static_cast<int16_t>(ep->ops.front().sn - c.sn) <= 0)) {
+           (static_cast<int16_t>(ep->ops.front().sn - sn) <= 0)) {
         uct_rc_op_t op = ep->ops.front();
         ep->ops.pop_front();
         retire(ep, op, UCS_OK);
     }
+}
+
+/* Send queue room back, and the operations up to @a sn retired */
+inline void completed(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
+                      uint16_t sn)
+{
+    const uint16_t cost = ep->wqe_cost[sn & ep->sq_mask];
+
+    ++iface->tx_cq_avail;
+    --ep->cq_inflight;
+    ep->sq_avail += cost & ~UCT_RC_WQE_RETIRES;
+    if (ucs_unlikely(cost & UCT_RC_WQE_RETIRES)) {
+        retire_upto(ep, sn);
+    }
+}
+
+void complete(uct_rc_mlx5_iface *iface, const uct_rc_completion_t &c)
+{
+    uct_rc_mlx5_ep *ep = iface->eps_by_qpn.find(c.qpn);
+
+    /* the send CQ holds twice the credits: a completion of an endpoint
+     * destroyed meanwhile (whose credits came back then) still fits */
+    if (ep == nullptr) {
+        return;
+    }
+
+    if (c.status != IBV_WC_SUCCESS) {
+        ++iface->tx_cq_avail;
+        --ep->cq_inflight;
+        ep->sq_avail += ep->wqe_cost[c.sn & ep->sq_mask] &
+                        ~UCT_RC_WQE_RETIRES;
+        fail(ep, c);
+        return;
+    }
+    completed(iface, ep, c.sn);
 }
 
 /* A grant the peer asked for: exempt from flow control, retried from
@@ -251,14 +300,18 @@ void send_grant(uct_rc_mlx5_ep *ep)
     if ((ep->failed == UCS_OK) && has_resources(ep, wr_cost(ep, &wr)) &&
         (post(ep, &wr, {}) == UCS_OK)) {
         ep->fc_grant_due = false;
+    } else {
+        ep_iface(ep)->dispatch_due = true; /* progress tries again */
     }
 }
 
+/* Grants and pending requests of every endpoint that has some */
 void dispatch_pending(uct_rc_mlx5_iface *iface)
 {
-    for (auto &entry : iface->eps_by_qpn) {
-        uct_rc_mlx5_ep *ep = entry.second;
+    bool due = false;
 
+    iface->dispatch_due = false;
+    iface->eps_by_qpn.for_each([&due](uct_rc_mlx5_ep *ep) {
         if (ep->fc_grant_due) {
             send_grant(ep);
         }
@@ -271,7 +324,9 @@ void dispatch_pending(uct_rc_mlx5_iface *iface)
                 break;
             }
         }
-    }
+        due |= ep->fc_grant_due || !ep->pending.empty();
+    });
+    iface->dispatch_due |= due;
 }
 
 /* Checks every operation shares */
@@ -392,13 +447,19 @@ ssize_t post_bcopy(uct_rc_mlx5_ep *ep, uct_rc_wr_t *wr, const uint8_t *hdr,
  * Active messages
  */
 
-ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
-                      const void *payload, unsigned length)
+namespace {
+
+/* am_short through a uct_rc_wr_t: rc_verbs, a WQE that wraps, an error */
+__attribute__((noinline)) ucs_status_t
+am_short_slow(uct_ep_h tl_ep, uint8_t id, uint64_t header, const void *payload,
+              unsigned length)
 {
-    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
-    uint8_t        hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
-    uct_rc_wr_t    wr  = {};
-    ucs_status_t   status;
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uint8_t           hdr[sizeof(uct_rc_am_hdr_t) + sizeof(header)];
+    uct_rc_wr_t       wr;
+    ucs_status_t      status;
+
+    wr = {};
 
     status = check_ep(ep);
     if ((status != UCS_OK) || ((status = check_am_id(ep, id)) != UCS_OK) ||
@@ -415,6 +476,37 @@ ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header
     wr.inl_data     = payload;
     wr.inl_data_len = length;
     return post_am_short(ep, &wr, id, &hdr[0]);
+}
+
+} // namespace
+
+ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                      const void *payload, unsigned length)
+{
+    constexpr size_t  hdr_len = sizeof(uct_rc_am_hdr_t) + sizeof(header);
+    uct_rc_mlx5_ep    *ep     = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface  = ep_iface(ep);
+
+    /* rc_mlx5, a usable endpoint, valid arguments: written in place */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (id < UCT_AM_ID_MAX) &&
+                   (hdr_len + length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(false, hdr_len + length);
+        uint8_t        am_hdr;
+
+        if (!has_resources(ep, bbs) || !am_header(ep, id, &am_hdr)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
+            uct_rc_mlx5_post_short<true, false>(
+                    iface, ep, MLX5_OPCODE_SEND, 0, 0, am_hdr, header, payload,
+                    length, bbs);
+            am_sent(ep, am_hdr);
+            return UCS_OK;
+        }
+    }
+
+    return am_short_slow(tl_ep, id, header, payload, length);
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
@@ -450,8 +542,12 @@ ucs_status_t uct_rc_mlx5_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_i
     return post_am_short(ep, &wr, id, &buf[0]);
 }
 
-ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
-                 void *arg, unsigned)
+namespace {
+
+/* am_bcopy through a uct_rc_wr_t: rc_verbs, an error */
+__attribute__((noinline)) ssize_t
+am_bcopy_slow(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+              void *arg)
 {
     uct_rc_mlx5_ep *ep  = rc_ep(tl_ep);
     uint8_t        hdr;
@@ -473,6 +569,43 @@ ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t 
         am_sent(ep, hdr);
     }
     return length;
+}
+
+} // namespace
+
+ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+                 void *arg, unsigned)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    uint8_t           *buf;
+    size_t            length;
+
+    /* rc_mlx5, a usable endpoint: a control and a data segment, 1 block */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (id < UCT_AM_ID_MAX))) {
+        uint8_t hdr;
+
+        if (!has_resources(ep, 1) || !am_header(ep, id, &hdr) ||
+            ((buf = static_cast<uint8_t*>(iface->tx_bufs->get())) ==
+             nullptr)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+
+        buf[0] = hdr;
+        length = pack_cb(buf + sizeof(hdr), arg);
+        if (ucs_unlikely(sizeof(hdr) + length > iface->seg_size)) {
+            ucs_fatal("%s: the pack callback wrote %zu bytes, more than the "
+                      "bcopy limit of %zu", iface->dev_name.c_str(), length,
+                      iface->seg_size - sizeof(hdr));
+        }
+        uct_rc_mlx5_post_data<false>(iface, ep, MLX5_OPCODE_SEND, 0, 0, buf,
+                                     sizeof(hdr) + length,
+                                     iface->tx_bufs->lkey_be());
+        am_sent(ep, hdr);
+        return length;
+    }
+    return am_bcopy_slow(tl_ep, id, pack_cb, arg);
 }
 
 ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
@@ -535,12 +668,18 @@ ucs_status_t uct_rc_mlx5_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *hea
  * RMA
  */
 
-ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
-                       uint64_t remote_addr, uct_rkey_t rkey)
+namespace {
+
+/* put_short through a uct_rc_wr_t: rc_verbs, a WQE that wraps, an error */
+__attribute__((noinline)) ucs_status_t
+put_short_slow(uct_ep_h tl_ep, const void *buffer, unsigned length,
+               uint64_t remote_addr, uct_rkey_t rkey)
 {
-    uct_rc_mlx5_ep *ep = rc_ep(tl_ep);
-    uct_rc_wr_t    wr  = {};
-    ucs_status_t   status;
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_wr_t       wr;
+    ucs_status_t      status;
+
+    wr = {};
 
     status = check_ep(ep);
     if ((status != UCS_OK) ||
@@ -558,6 +697,34 @@ ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsign
         return UCS_ERR_NO_RESOURCE;
     }
     return post(ep, &wr, {});
+}
+
+} // namespace
+
+ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
+                       uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_rc_mlx5_ep    *ep    = rc_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+    /* rc_mlx5, a usable endpoint, a valid length: written in place */
+    if (ucs_likely((ep->sq_buf != nullptr) && (ep->failed == UCS_OK) &&
+                   ep->connected && (length <= iface->max_inline))) {
+        const unsigned bbs = uct_rc_mlx5_inline_bbs(true, length);
+
+        if (!has_resources(ep, bbs)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        if (ucs_likely(uct_rc_mlx5_fits(ep, bbs))) {
+            uct_rc_mlx5_post_short<false, true>(iface, ep,
+                                                MLX5_OPCODE_RDMA_WRITE,
+                                                remote_addr, rkey_of(rkey), 0,
+                                                0, buffer, length, bbs);
+            return UCS_OK;
+        }
+    }
+
+    return put_short_slow(tl_ep, buffer, length, remote_addr, rkey);
 }
 
 ssize_t uct_rc_mlx5_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void *arg,
@@ -853,17 +1020,21 @@ ucs_status_t uct_rc_mlx5_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion
     if (ep->failed != UCS_OK) {
         return ep->failed;
     }
-    if (ep->ops.empty()) {
+    if (ep->cq_inflight == 0) {
         return UCS_OK;
     }
     if (comp == nullptr) {
         return UCS_INPROGRESS;
     }
+    if (ep->ops.full()) {
+        return UCS_ERR_NO_RESOURCE; /* too many flushes waiting */
+    }
 
     /* completes with the last operation posted so far */
-    marker.sn   = ep->ops.back().sn;
+    marker.sn   = ep->last_sn;
     marker.comp = comp;
     ep->ops.push_back(marker);
+    ep->wqe_cost[ep->last_sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
     return UCS_INPROGRESS;
 }
 
@@ -883,6 +1054,7 @@ ucs_status_t uct_rc_mlx5_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, 
         return UCS_ERR_BUSY;
     }
     ep->pending.push_back(req);
+    ep_iface(ep)->dispatch_due = true;
     return UCS_OK;
 }
 
@@ -908,50 +1080,140 @@ ucs_status_t uct_rc_mlx5_iface_flush(uct_iface_h tl_iface, unsigned flags,
         return UCS_ERR_UNSUPPORTED; /* as UCX's RC: poll until UCS_OK */
     }
 
-    for (auto &entry : iface->eps_by_qpn) {
+    bool busy = false;
+
+    iface->eps_by_qpn.for_each([&](uct_rc_mlx5_ep *ep) {
         if (flags & UCT_FLUSH_FLAG_CANCEL) {
-            (void)uct_rc_mlx5_ep_flush(entry.second, flags, nullptr);
-        } else if (!entry.second->ops.empty()) {
-            return UCS_INPROGRESS;
+            (void)uct_rc_mlx5_ep_flush(ep, flags, nullptr);
+        } else if ((ep->cq_inflight > 0) && (ep->failed == UCS_OK)) {
+            busy = true;
         }
-    }
-    return UCS_OK;
+    });
+    return busy ? UCS_INPROGRESS : UCS_OK;
 }
 
 ucs_status_t uct_rc_mlx5_iface_fence(uct_iface_h tl_iface, unsigned flags)
 {
     auto *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
 
-    for (auto &entry : iface->eps_by_qpn) {
-        (void)uct_rc_mlx5_ep_fence(entry.second, flags);
-    }
+    iface->eps_by_qpn.for_each([flags](uct_rc_mlx5_ep *ep) {
+        (void)uct_rc_mlx5_ep_fence(ep, flags);
+    });
     return UCS_OK;
 }
 
 
-void *uct_rc_mlx5_ep::iface_uar_reg() const
+/* rc_mlx5's send completions, straight from the CQ ring */
+namespace {
+
+/* An error CQE (or one of an unexpected opcode) on the send CQ */
+__attribute__((noinline)) void txq_error(uct_rc_mlx5_iface *iface,
+                                         const struct mlx5_cqe64 *cqe)
 {
-    return ep_iface(this)->uar->reg_addr();
+    uct_rc_completion_t c;
+
+    uct_rc_mlx5_txq_error(cqe, &c);
+    complete(iface, c); /* may call the error handler */
 }
 
-unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
+/* rc_mlx5's send completions, straight from the CQ ring */
+/* A completion of a QP other than the last one's */
+__attribute__((noinline)) void completed_other(uct_rc_mlx5_iface *iface,
+                                               uint32_t qpn, uint16_t sn)
 {
-    auto                *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+    uct_rc_mlx5_ep *ep = iface->eps_by_qpn.find(qpn);
+
+    if (ep != nullptr) {
+        completed(iface, ep, sn);
+    }
+}
+
+/* rc_mlx5's send completions, straight from the CQ ring: all there are
+ * (no more than the CQ credits handed out) */
+inline unsigned txq_progress_devx(uct_rc_mlx5_iface *iface)
+{
+    uct_rc_mlx5_poll_cq &cq    = iface->tx_cq;
+    unsigned            count  = 0;
+
+    if (!cq.ready()) {
+        return 0;
+    }
+
+    do {
+        const struct mlx5_cqe64 *cqe = cq.cqe();
+        const uint32_t          qpn  = be32toh(cqe->sop_drop_qpn) & 0xffffff;
+        const uint16_t          sn   = be16toh(cqe->wqe_counter);
+        const uint8_t           op   = cqe->op_own >> 4;
+
+        cq.advance();
+        ++count;
+        if (ucs_unlikely(op != MLX5_CQE_REQ)) {
+            txq_error(iface, cqe);
+        } else if (ucs_likely(qpn == iface->eps_by_qpn.last_qpn())) {
+            completed(iface, iface->eps_by_qpn.last_ep(), sn);
+        } else {
+            completed_other(iface, qpn, sn);
+        }
+    } while (cq.ready());
+
+    cq.update_ci();
+    return count;
+}
+
+/* Receives, and what a grant they brought may let go */
+__attribute__((noinline)) unsigned rx_progress(uct_rc_mlx5_iface *iface)
+{
+    const unsigned count = iface->rx->progress(tx_batch);
+
+    if ((count > 0) && iface->dispatch_due) {
+        dispatch_pending(iface); /* a grant may have opened a window */
+    }
+    return count;
+}
+
+/* rc_verbs: completions through the glue */
+__attribute__((noinline)) unsigned verbs_progress(uct_rc_mlx5_iface *iface)
+{
     uct_rc_completion_t comps[tx_batch];
     unsigned            count;
 
-    count = iface->rx->progress(tx_batch);
+    count = rx_progress(iface);
     if (count > 0) {
-        dispatch_pending(iface); /* a grant may have opened a window */
         return count; /* receives first, as UCX's RC does */
     }
 
-    count = iface->devx ? uct_rc_mlx5_txq_poll(iface, comps, tx_batch) :
-                          uct_rc_verbs_txq_poll(iface, comps, tx_batch);
+    count = uct_rc_verbs_txq_poll(iface, comps, tx_batch);
     for (unsigned i = 0; i < count; ++i) {
         complete(iface, comps[i]);
     }
-    if (count > 0) {
+    if ((count > 0) && iface->dispatch_due) {
+        dispatch_pending(iface);
+    }
+    return count;
+}
+
+} // namespace
+
+unsigned uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface)
+{
+    auto     *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
+    unsigned count;
+
+    if (ucs_unlikely(!iface->rx_direct)) {
+        return verbs_progress(iface);
+    }
+
+    /* rc_mlx5: receives first, as UCX's RC does */
+    if (iface->rx_cq.ready()) {
+        count = iface->rx->progress_direct(tx_batch);
+        if (ucs_unlikely(iface->dispatch_due)) {
+            dispatch_pending(iface); /* a grant may have opened a window */
+        }
+        return count;
+    }
+
+    count = txq_progress_devx(iface);
+    if (ucs_unlikely(iface->dispatch_due) && (count > 0)) {
         dispatch_pending(iface);
     }
     return count;
@@ -967,6 +1229,8 @@ ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface)
     iface->max_inline  = std::min<size_t>(iface->config.max_short,
                                           max_inline_devx);
     iface->tx_cq_avail = iface->rc.tx_queue_len;
+    iface->fc_soft_thresh = iface->rc.fc_wnd_size / 2;
+    iface->fc_hard_thresh = iface->rc.fc_wnd_size / 4;
 
     status = uct_rc_buf_pool::create(*iface->md->dev, iface->port_num,
                                      iface->md->pd, iface->seg_size,
@@ -1052,15 +1316,17 @@ void uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
 void uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
                                 uint8_t fc)
 {
-    auto it = iface->eps_by_qpn.find(qpn);
+    uct_rc_mlx5_ep *ep = iface->eps_by_qpn.find(qpn);
 
-    if (it == iface->eps_by_qpn.end()) {
+    if (ep == nullptr) {
         return; /* destroyed meanwhile */
     }
 
-    uct_rc_mlx5_ep *ep = it->second;
     if (fc & UCT_RC_FC_GRANT) {
         ep->fc_wnd = iface->rc.fc_wnd_size; /* a full window again */
+        if (!ep->pending.empty()) {
+            iface->dispatch_due = true;
+        }
     }
     if ((fc != UCT_RC_FC_PURE_GRANT) &&
         (fc & (UCT_RC_FC_SOFT_REQ | UCT_RC_FC_HARD_REQ))) {
@@ -1069,21 +1335,48 @@ void uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
     }
 }
 
-void uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep)
+ucs_status_t uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep)
 {
     uct_rc_mlx5_iface *iface = ep_iface(ep);
+    const uint32_t    qpn    = uct_rc_mlx5_ep_qpn(ep);
+    unsigned          slots;
+    ucs_status_t      status;
 
     ep->fc_wnd = iface->rc.fc_wnd_size;
-    ep->sq_avail = ep->devx_qp ?
-                   ep->devx_qp->sq_wqe_cnt() - 2 * max_wqe_bbs :
-                   iface->rc.tx_queue_len;
-    iface->eps_by_qpn[uct_rc_mlx5_ep_qpn(ep)] = ep;
+    if (ep->devx_qp) {
+        uct_ib_mlx5_devx_qp *qp = ep->devx_qp.get();
+
+        slots        = qp->sq_wqe_cnt();
+        ep->sq_avail = slots - 2 * max_wqe_bbs;
+        ep->sq_buf   = static_cast<uint8_t*>(qp->sq_buf());
+        ep->sq_dbrec = &qp->dbrec()[MLX5_SND_DBR];
+        ep->uar_reg  = static_cast<uint64_t*>(iface->uar->reg_addr());
+        ep->qpn_ds   = qpn << 8;
+    } else {
+        slots        = ucs_roundup_pow2(iface->rc.tx_queue_len);
+        ep->sq_avail = iface->rc.tx_queue_len;
+    }
+    ep->sq_mask = slots - 1;
+
+    /* one operation per WQE at most, and as many flushes waiting */
+    status = ep->ops.init(2 * slots);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ep->wqe_cost.reset(new (std::nothrow) uint16_t[slots]());
+    if (ep->wqe_cost == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    return iface->eps_by_qpn.insert(qpn, ep);
 }
 
 void uct_rc_mlx5_ep_data_cleanup(uct_rc_mlx5_ep *ep)
 {
     uct_rc_mlx5_iface *iface = ep_iface(ep);
 
+    if (ep->wqe_cost == nullptr) {
+        return; /* data_init did not get far */
+    }
     ep_iface(ep)->eps_by_qpn.erase(uct_rc_mlx5_ep_qpn(ep));
     /* what is still outstanding completes as canceled */
     while (!ep->ops.empty()) {

@@ -66,7 +66,11 @@ ucs_status_t uct_rc_mlx5_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p
         return status;
     }
 
-    uct_rc_mlx5_ep_data_init(ep);
+    status = uct_rc_mlx5_ep_data_init(ep);
+    if (status != UCS_OK) {
+        delete ep;
+        return status;
+    }
     *ep_p = ep;
     return UCS_OK;
 }
@@ -141,5 +145,6 @@ ucs_status_t uct_rc_mlx5_ep_connect_to_ep_v2(uct_ep_h tl_ep,
 
     ep->connected = (status == UCS_OK);
     ep->dest_qpn  = dest_qpn;
+    ep->peer_ah   = ah_attr;
     return status;
 }

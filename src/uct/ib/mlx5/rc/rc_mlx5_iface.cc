@@ -92,6 +92,9 @@ ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr)
 
     uct_rc_mlx5_iface_query(iface, attr);
     uct_rc_mlx5_iface_data_query(iface, attr);
+    attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                            UCT_IFACE_FLAG_EVENT_RECV |
+                            UCT_IFACE_FLAG_EVENT_FD;
     return UCS_OK;
 }
 
@@ -131,8 +134,8 @@ const uct_iface_ops_t uct_rc_mlx5_iface_ops = {
     .ep_check                 = uct_ep_check_unsupported,
     .iface_flush              = uct_rc_mlx5_iface_flush,
     .iface_fence              = uct_rc_mlx5_iface_fence,
-    .iface_event_fd_get       = uct_iface_event_fd_get_unsupported,
-    .iface_event_arm          = uct_iface_event_arm_unsupported
+    .iface_event_fd_get       = uct_rc_mlx5_iface_event_fd_get,
+    .iface_event_arm          = uct_rc_mlx5_iface_event_arm
 };
 
 ucs_status_t devx_init(uct_rc_mlx5_iface *iface, const uct_rc_iface_config_t *rc)
@@ -350,8 +353,9 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
                                     const uct_rc_iface_config_t *rc_config,
                                     bool devx)
 {
-    uct_ib_mlx5_cq *cq;
-    ucs_status_t   status;
+    uct_ib_mlx5_cq      *cq;
+    uct_ib_comp_channel *channel;
+    ucs_status_t        status;
 
     status = uct_ib_iface_init(iface, ops, md, worker, params, ib_config);
     if (status != UCS_OK) {
@@ -365,6 +369,14 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
         return status;
     }
 
+    status = uct_ib_comp_channel::create(*iface->md->dev, iface->port_num,
+                                         &channel);
+    if (status != UCS_OK) {
+        uct_rc_mlx5_iface_cleanup(iface);
+        return status;
+    }
+    iface->channel.reset(channel);
+
     const std::pair<std::unique_ptr<uct_ib_mlx5_cq>*, unsigned> cqs[] = {
         /* twice the send credits: see rc_ep_data.cc */
         {&iface->send_cq, 2 * iface->rc.tx_queue_len},
@@ -372,12 +384,17 @@ ucs_status_t uct_rc_mlx5_iface_init(uct_rc_mlx5_iface *iface,
     };
     for (const auto &slot : cqs) {
         status = uct_ib_mlx5_cq::create(*iface->md->dev, iface->port_num,
-                                        slot.second, &cq);
+                                        slot.second, &cq, channel);
         if (status != UCS_OK) {
             uct_rc_mlx5_iface_cleanup(iface);
             return status;
         }
         slot.first->reset(cq);
+    }
+    if (devx) {
+        /* rc_mlx5 polls both itself */
+        iface->tx_cq.init(*iface->send_cq);
+        iface->rx_cq.init(*iface->recv_cq);
     }
 
     if (devx) {
@@ -404,6 +421,7 @@ void uct_rc_mlx5_iface_cleanup(uct_rc_mlx5_iface *iface)
     iface->uar.reset();
     iface->recv_cq.reset();
     iface->send_cq.reset();
+    iface->channel.reset(); /* after the CQs reporting to it */
     uct_ib_iface_cleanup(iface);
 }
 

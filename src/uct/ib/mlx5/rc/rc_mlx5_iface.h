@@ -6,8 +6,10 @@
 #ifndef UCT_RC_MLX5_IFACE_H_
 #define UCT_RC_MLX5_IFACE_H_
 
-#include "rc_mlx5_common.h"
+#include "rc_cq.h"
 #include "rc_data.h"
+#include "rc_ep_table.h"
+#include "rc_mlx5_common.h"
 
 #include <uct/ib/base/ib_iface.h>
 #include <uct/ib/base/ib_verbs_qp.h>
@@ -15,7 +17,6 @@
 
 #include <deque>
 #include <memory>
-#include <unordered_map>
 
 /* RC knobs shared by the RC transports (prefix "RC_") */
 typedef struct uct_rc_iface_config {
@@ -64,6 +65,7 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
     uct_rc_mlx5_iface_common_t           common;   /* for the connect helper */
     uct_rc_iface_config_t                rc;       /* checked knobs */
     uct_rc_mlx5_timers_t                 timers;   /* rc's timers, encoded */
+    std::unique_ptr<uct_ib_comp_channel> channel;  /* events of both CQs */
     std::unique_ptr<uct_ib_mlx5_cq>      send_cq;
     std::unique_ptr<uct_ib_mlx5_cq>      recv_cq;
     std::unique_ptr<uct_ib_mlx5_devx_uar> uar;     /* DevX only */
@@ -73,11 +75,17 @@ struct uct_rc_mlx5_iface : uct_ib_iface {
     /* Data path (rc_data.h) */
     std::unique_ptr<uct_rc_rx>           rx;       /* the SRQ */
     std::unique_ptr<uct_rc_buf_pool>     tx_bufs;  /* bcopy bounce buffers */
-    std::unordered_map<uint32_t, uct_rc_mlx5_ep*> eps_by_qpn;
+    uct_rc_ep_table                      eps_by_qpn;
+    bool                                 dispatch_due = false; /* pending
+                                                      requests or grants */
     size_t                               seg_size = 0; /* bcopy, header incl. */
     unsigned                             max_inline = 0;
     unsigned                             tx_cq_avail = 0; /* send CQ room */
-    uint32_t                             tx_cq_ci = 0;    /* rc_mlx5 */
+    int                                  fc_soft_thresh = 0; /* window left: */
+    int                                  fc_hard_thresh = 0; /* ask a grant */
+    uct_rc_mlx5_poll_cq                  tx_cq;    /* rc_mlx5 polls it */
+    uct_rc_mlx5_poll_cq                  rx_cq;    /* when rx_direct */
+    bool                                 rx_direct = false;
 };
 
 /* An endpoint owns one QP, DevX or verbs as its interface says */
@@ -88,10 +96,20 @@ struct uct_rc_mlx5_ep : uct_ep {
     bool                                 connected = false;
 
     /* Data path: operations waiting for their WQE's completion, in the
-     * order posted; the next WQE index (rc_mlx5) or request number */
-    std::deque<uct_rc_op_t>              ops;
+     * order posted (only those with something to do then); the next WQE
+     * index (rc_mlx5) or request number, the last one posted, and the
+     * room each WQE takes, by the slot of its first basic block */
+    uct_rc_op_ring                       ops;
     uint16_t                             sn = 0;
+    uint16_t                             last_sn = 0;
     unsigned                             sq_avail = 0; /* BBs, or WRs */
+    std::unique_ptr<uint16_t[]>          wqe_cost;
+    uint32_t                             sq_mask = 0;
+    /* rc_mlx5: the send ring as the fast path writes it */
+    uint8_t                              *sq_buf = nullptr;
+    uint32_t                             *sq_dbrec = nullptr;
+    uint64_t                             *uar_reg = nullptr;
+    uint32_t                             qpn_ds = 0;   /* qpn << 8 */
     bool                                 fence_next = false;
     int                                  fc_wnd = 0;    /* AM credits */
     bool                                 fc_grant_due = false; /* to send */
@@ -99,11 +117,15 @@ struct uct_rc_mlx5_ep : uct_ep {
     std::deque<uct_pending_req_t*>       pending;
     unsigned                             cq_inflight = 0; /* CQEs to come */
     uint32_t                             dest_qpn = 0;    /* once connected */
+    struct ibv_ah_attr                   peer_ah  = {};   /* its address */
 
-    void *iface_uar_reg() const;
 };
 
 #define UCT_RC_MLX5_EP_ADDR_LEN 3 /* the QP number, 24 bits */
+
+/* In uct_rc_mlx5_ep::wqe_cost: the completion of this WQE retires
+ * operations (the rest of the entry is its send queue room) */
+constexpr uint16_t UCT_RC_WQE_RETIRES = 0x8000;
 
 /* Send queue basic blocks per TX_QUEUE_LEN entry of a DevX QP: a short or
  * bcopy operation takes one or two, and the ring keeps two WQEs' room */
@@ -224,7 +246,7 @@ void         uct_rc_mlx5_iface_data_cleanup(uct_rc_mlx5_iface *iface);
 unsigned     uct_rc_mlx5_iface_data_progress(uct_iface_h tl_iface);
 void         uct_rc_mlx5_iface_data_query(const uct_rc_mlx5_iface *iface,
                                           uct_iface_attr_t *attr);
-void         uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep);
+[[nodiscard]] ucs_status_t uct_rc_mlx5_ep_data_init(uct_rc_mlx5_ep *ep);
 /** Flow control bits @a fc arrived on the QP @a qpn of @a iface */
 void         uct_rc_mlx5_ep_fc_received(uct_rc_mlx5_iface *iface, uint32_t qpn,
                                         uint8_t fc);
@@ -237,6 +259,10 @@ unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
 ucs_status_t uct_rc_verbs_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr);
 unsigned uct_rc_verbs_txq_poll(uct_rc_mlx5_iface *iface,
                                uct_rc_completion_t *comps, unsigned max);
+
+/* Completion events (rc_events.cc) */
+ucs_status_t uct_rc_mlx5_iface_event_fd_get(uct_iface_h iface, int *fd_p);
+ucs_status_t uct_rc_mlx5_iface_event_arm(uct_iface_h iface, unsigned events);
 
 /** Whether the endpoint's QP reached RTS. */
 int uct_rc_mlx5_ep_is_connected(uct_ep_h tl_ep);

@@ -6,9 +6,12 @@
  */
 #include "rc_mlx5_iface.h"
 
+#include "rc_mlx5_txq.h"
+
 #include <uct/ib/mlx5/dv/wqe_ext.h>
 #include <ucs/sys/math.h>
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log_def.h>
 
 #include <cstring>
@@ -18,36 +21,6 @@ namespace {
 
 constexpr size_t wqebb  = MLX5_SEND_WQE_BB;   /* 64 */
 constexpr size_t dsize  = 16;                 /* a WQE segment unit */
-
-/* Writes a WQE at byte offsets from its start, wrapping at the ring's end */
-class wqe_writer {
-public:
-    wqe_writer(uct_ib_mlx5_devx_qp *qp, uint16_t pi) :
-        m_ring(static_cast<uint8_t*>(qp->sq_buf())),
-        m_ring_size(qp->sq_wqe_cnt() * wqebb),
-        m_start((pi & (qp->sq_wqe_cnt() - 1)) * wqebb)
-    {
-    }
-
-    void write(size_t offset, const void *src, size_t len)
-    {
-        size_t pos   = (m_start + offset) % m_ring_size;
-        size_t first = std::min(len, m_ring_size - pos);
-
-        memcpy(m_ring + pos, src, first);
-        memcpy(m_ring, static_cast<const uint8_t*>(src) + first, len - first);
-    }
-
-    uint8_t *at(size_t offset) const
-    {
-        return m_ring + (m_start + offset) % m_ring_size;
-    }
-
-private:
-    uint8_t      *m_ring;
-    const size_t m_ring_size;
-    const size_t m_start;
-};
 
 uint8_t mlx5_opcode(uct_rc_opcode_t op)
 {
@@ -143,52 +116,76 @@ size_t atomic_segment(const uct_rc_wr_t *wr, uint8_t *seg)
     }
 }
 
-} // namespace
+/* The bytes of the atomic segment(s) of @a wr */
+size_t atomic_segment_size(const uct_rc_wr_t *wr)
+{
+    switch (wr->opcode) {
+    case UCT_RC_OP_ATOMIC_FA:
+    case UCT_RC_OP_ATOMIC_CS:
+        return sizeof(struct mlx5_wqe_atomic_seg);
+    case UCT_RC_OP_MASKED_CS:
+        return (wr->atomic_size == 4) ? sizeof(struct uct_mlx5_masked_cs32_seg) :
+                                        sizeof(struct uct_mlx5_masked_cs64_seg);
+    case UCT_RC_OP_MASKED_FA:
+        return (wr->atomic_size == 4) ? sizeof(struct uct_mlx5_masked_fa32_seg) :
+                                        sizeof(struct uct_mlx5_masked_fa64_seg);
+    default:
+        return 0;
+    }
+}
 
-unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr)
+/* The bytes of the WQE of @a wr, a multiple of 16 */
+size_t wqe_size(const uct_rc_wr_t *wr)
 {
     size_t bytes = sizeof(struct mlx5_wqe_ctrl_seg);
-
-    uint8_t atomic[32];
 
     if (has_raddr(wr->opcode)) {
         bytes += sizeof(struct mlx5_wqe_raddr_seg);
     }
-    bytes += atomic_segment(wr, atomic);
+    bytes += atomic_segment_size(wr);
     if (wr->inl_hdr_len + wr->inl_data_len > 0) {
         bytes += ucs_align_up(sizeof(struct mlx5_wqe_inl_data_seg) +
                               wr->inl_hdr_len + wr->inl_data_len, dsize);
     }
-    bytes += wr->num_sge * sizeof(struct mlx5_wqe_data_seg);
-    return ucs_align_up(bytes, wqebb) / wqebb;
+    return bytes + wr->num_sge * sizeof(struct mlx5_wqe_data_seg);
 }
 
+} // namespace
+
+unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr)
+{
+    return ucs_align_up(wqe_size(wr), wqebb) / wqebb;
+}
+
+/* Written in place when the WQE fits before the ring's end; else built
+ * aside and copied in two pieces around the end */
 void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
 {
-    uct_ib_mlx5_devx_qp       *qp  = ep->devx_qp.get();
-    const uint16_t            pi   = ep->sn;
-    wqe_writer                w(qp, pi);
-    struct mlx5_wqe_ctrl_seg  ctrl = {};
-    size_t                    off  = sizeof(ctrl);
-    unsigned                  ds;
-
-    uint8_t                   atomic[32];
-    size_t                    atomic_len;
+    const uint16_t            pi    = ep->sn;
+    const size_t              size  = wqe_size(wr);
+    const unsigned            bbs   = ucs_align_up(size, wqebb) / wqebb;
+    const size_t              slot  = pi & ep->sq_mask;
+    const size_t              room  = (ep->sq_mask + 1 - slot) * wqebb;
+    uint8_t                   *wqe  = ep->sq_buf + slot * wqebb;
+    alignas(64) uint8_t       aside[UCT_RC_MLX5_MAX_WQE_BBS * wqebb];
+    uint8_t                   *base = (bbs * wqebb <= room) ? wqe : aside;
+    struct mlx5_wqe_ctrl_seg  ctrl  = {};
+    size_t                    off   = sizeof(ctrl);
     uint8_t                   opmod = 0;
+
+    ucs_assertv(bbs <= UCT_RC_MLX5_MAX_WQE_BBS, "a WQE of %u blocks", bbs);
 
     if (has_raddr(wr->opcode)) {
         struct mlx5_wqe_raddr_seg raddr = {};
 
         raddr.raddr = htobe64(wr->remote_addr);
         raddr.rkey  = htobe32(wr->rkey);
-        w.write(off, &raddr, sizeof(raddr));
+        memcpy(base + off, &raddr, sizeof(raddr));
         off += sizeof(raddr);
     }
 
-    atomic_len = atomic_segment(wr, atomic);
-    if (atomic_len > 0) {
-        w.write(off, atomic, atomic_len);
-        off += atomic_len;
+    if (atomic_segment_size(wr) > 0) {
+        off += atomic_segment(wr, base + off);
         if ((wr->opcode == UCT_RC_OP_MASKED_FA) ||
             (wr->opcode == UCT_RC_OP_MASKED_CS)) {
             opmod = UCT_MLX5_OPMOD_EXT_ATOMIC(
@@ -202,81 +199,50 @@ void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
 
         /* a host integer holding a big-endian value, as mlx5dv.h declares */
         inl.byte_count = htobe32(len | MLX5_INLINE_SEG);
-        w.write(off, &inl, sizeof(inl));
-        w.write(off + sizeof(inl), wr->inl_hdr, wr->inl_hdr_len);
-        w.write(off + sizeof(inl) + wr->inl_hdr_len, wr->inl_data,
-                wr->inl_data_len);
+        memcpy(base + off, &inl, sizeof(inl));
+        memcpy(base + off + sizeof(inl), wr->inl_hdr, wr->inl_hdr_len);
+        memcpy(base + off + sizeof(inl) + wr->inl_hdr_len, wr->inl_data,
+               wr->inl_data_len);
         off += ucs_align_up(sizeof(inl) + len, dsize);
     }
 
     for (unsigned i = 0; i < wr->num_sge; ++i) {
-        struct mlx5_wqe_data_seg dseg;
+        auto *dseg = reinterpret_cast<struct mlx5_wqe_data_seg*>(base + off);
 
-        dseg.byte_count = htobe32(wr->sge[i].length);
-        dseg.lkey       = htobe32(wr->sge[i].lkey);
-        dseg.addr       = htobe64(wr->sge[i].addr);
-        w.write(off, &dseg, sizeof(dseg));
-        off += sizeof(dseg);
+        dseg->byte_count = htobe32(wr->sge[i].length);
+        dseg->lkey       = htobe32(wr->sge[i].lkey);
+        dseg->addr       = htobe64(wr->sge[i].addr);
+        off += sizeof(*dseg);
     }
 
-    ds                    = off / dsize;
     ctrl.opmod_idx_opcode = htobe32((uint32_t(opmod) << 24) |
                                     (uint32_t(pi) << 8) |
                                     mlx5_opcode(wr->opcode));
-    ctrl.qpn_ds           = htobe32((qp->qpn() << 8) | ds);
+    ctrl.qpn_ds           = htobe32(ep->qpn_ds | (off / dsize));
     ctrl.fm_ce_se         = (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
                             (wr->fence ? MLX5_WQE_CTRL_FENCE : 0);
-    w.write(0, &ctrl, sizeof(ctrl));
+    memcpy(base, &ctrl, sizeof(ctrl));
 
-    ep->sn = pi + ucs_align_up(off, wqebb) / wqebb;
-
-    /* The WQE before the doorbell record, the record before the UAR */
-    __atomic_store_n(&qp->dbrec()[MLX5_SND_DBR], htobe32(ep->sn),
-                     __ATOMIC_RELEASE);
-    uint64_t doorbell;
-    memcpy(&doorbell, w.at(0), sizeof(doorbell));
-    __atomic_store_n(static_cast<uint64_t*>(ep->iface_uar_reg()), doorbell,
-                     __ATOMIC_RELEASE);
+    if (base == aside) {
+        memcpy(wqe, aside, room);
+        memcpy(ep->sq_buf, aside + room, bbs * wqebb - room);
+    }
+    uct_rc_mlx5_ring_doorbell(ep, wqe, pi + bbs);
 }
 
-unsigned uct_rc_mlx5_txq_poll(uct_rc_mlx5_iface *iface,
-                              uct_rc_completion_t *comps, unsigned max)
+void uct_rc_mlx5_txq_error(const struct mlx5_cqe64 *cqe, uct_rc_completion_t *c)
 {
-    const struct mlx5dv_cq &cq    = iface->send_cq->dv();
-    unsigned               count  = 0;
+    const uint8_t opcode = cqe->op_own >> 4;
 
-    while (count < max) {
-        const uint32_t ci  = iface->tx_cq_ci;
-        auto           *ce = reinterpret_cast<struct mlx5_cqe64*>(
-                                     static_cast<uint8_t*>(cq.buf) +
-                                     (ci & (cq.cqe_cnt - 1)) * cq.cqe_size +
-                                     cq.cqe_size - sizeof(struct mlx5_cqe64));
-        const uint8_t  op_own = __atomic_load_n(&ce->op_own, __ATOMIC_ACQUIRE);
-        const uint8_t  opcode = op_own >> 4;
-
-        if ((opcode == MLX5_CQE_INVALID) ||
-            ((op_own & MLX5_CQE_OWNER_MASK) != !!(ci & cq.cqe_cnt))) {
-            break; /* the device has not written this one yet */
-        }
-
-        uct_rc_completion_t &c = comps[count++];
-        c.qpn        = be32toh(ce->sop_drop_qpn) & 0xffffff;
-        c.sn         = be16toh(ce->wqe_counter);
-        c.status     = IBV_WC_SUCCESS;
-        c.vendor_err = 0;
-        if (opcode == MLX5_CQE_REQ_ERR) {
-            auto *ecqe   = reinterpret_cast<const struct mlx5_err_cqe*>(ce);
-            c.status     = wc_status(ecqe->syndrome);
-            c.vendor_err = ecqe->vendor_err_synd;
-        } else if (opcode != MLX5_CQE_REQ) {
-            c.status = IBV_WC_GENERAL_ERR;
-        }
-        iface->tx_cq_ci = ci + 1;
+    c->qpn        = be32toh(cqe->sop_drop_qpn) & 0xffffff;
+    c->sn         = be16toh(cqe->wqe_counter);
+    c->status     = IBV_WC_GENERAL_ERR;
+    c->vendor_err = 0;
+    c->syndrome   = 0;
+    if (opcode == MLX5_CQE_REQ_ERR) {
+        auto *ecqe    = reinterpret_cast<const struct mlx5_err_cqe*>(cqe);
+        c->status     = wc_status(ecqe->syndrome);
+        c->vendor_err = ecqe->vendor_err_synd;
+        c->syndrome   = ecqe->syndrome;
     }
-
-    if (count > 0) {
-        __atomic_store_n(&cq.dbrec[UCT_MLX5_CQ_DBR_SET_CI],
-                         htobe32(iface->tx_cq_ci & 0xffffff), __ATOMIC_RELEASE);
-    }
-    return count;
 }

@@ -1,7 +1,9 @@
 /*
- * Receive side of the RC transports: one SRQ per interface, receive
- * completions polled through the glue, each message handed to its active
- * message handler with its descriptor (see rc_data.h for the layout).
+ * Receive side of the RC transports: one SRQ per interface, each message
+ * handed to its active message handler with its descriptor (see rc_data.h
+ * for the layout). rc_verbs polls receive completions and posts receives
+ * through the glue; rc_mlx5 polls the CQE64s of its receive CQ and writes
+ * the SRQ's WQEs and doorbell record itself.
  */
 #include "rc_mlx5_iface.h"
 
@@ -9,6 +11,7 @@
 #include <ucs/sys/math.h>
 
 #include <cerrno>
+#include <endian.h>
 #include <new>
 
 namespace {
@@ -59,21 +62,10 @@ ucs_status_t uct_rc_rx::create(uct_rc_mlx5_iface *iface, unsigned queue_len,
     }
 
     if (iface->devx) {
-        struct mlx5dv_obj obj    = {};
-        struct mlx5dv_srq dv_srq = {};
-        int               ret;
-
-        dv_srq.comp_mask = MLX5DV_SRQ_MASK_SRQN;
-        obj.srq.in       = rx->m_srq;
-        obj.srq.out      = &dv_srq;
-        ret              = uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ);
-        if ((ret != 0) || !(dv_srq.comp_mask & MLX5DV_SRQ_MASK_SRQN)) {
-            errno = (ret != 0) ? ret : EOPNOTSUPP;
-            ucs_error("mlx5dv_init_obj(%s, SRQ number) failed: %m",
-                      iface->dev_name.c_str());
-            return UCS_ERR_IO_ERROR;
+        status = rx->init_direct();
+        if (status != UCS_OK) {
+            return status;
         }
-        rx->m_srqn = dv_srq.srqn;
     }
 
     rx->refill();
@@ -82,6 +74,56 @@ ucs_status_t uct_rc_rx::create(uct_rc_mlx5_iface *iface, unsigned queue_len,
     }
 
     *rx_p = rx.release();
+    return UCS_OK;
+}
+
+/* The SRQ's ring, as mlx5dv shows it: the receive path of rc_mlx5 */
+ucs_status_t uct_rc_rx::init_direct()
+{
+    struct mlx5dv_obj obj    = {};
+    struct mlx5dv_srq dv_srq = {};
+    int               ret;
+
+    dv_srq.comp_mask = MLX5DV_SRQ_MASK_SRQN;
+    obj.srq.in       = m_srq;
+    obj.srq.out      = &dv_srq;
+    ret              = uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ);
+    if ((ret != 0) || !(dv_srq.comp_mask & MLX5DV_SRQ_MASK_SRQN)) {
+        errno = (ret != 0) ? ret : EOPNOTSUPP;
+        ucs_error("mlx5dv_init_obj(%s, SRQ number) failed: %m",
+                  m_iface->dev_name.c_str());
+        return UCS_ERR_IO_ERROR;
+    }
+
+    /* a fresh SRQ: its WQEs linked in a ring from head 0 to tail */
+    const uint32_t wqe_cnt = dv_srq.tail + 1;
+    if ((dv_srq.head != 0) || (wqe_cnt & (wqe_cnt - 1)) ||
+        (wqe_cnt <= m_queue_len) ||
+        (dv_srq.stride < sizeof(struct mlx5_wqe_srq_next_seg) +
+                         sizeof(struct mlx5_wqe_data_seg))) {
+        ucs_error("%s: SRQ 0x%x has an unexpected layout: head %u tail %u "
+                  "stride %u for %u receives", m_iface->dev_name.c_str(),
+                  dv_srq.srqn, dv_srq.head, dv_srq.tail, dv_srq.stride,
+                  m_queue_len);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    m_slot_bufs.reset(new (std::nothrow) uint8_t*[wqe_cnt]());
+    if (m_slot_bufs == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    m_slots = m_slot_bufs.get();
+
+    m_srqn        = dv_srq.srqn;
+    m_srq_buf     = static_cast<uint8_t*>(dv_srq.buf);
+    m_srq_dbrec   = reinterpret_cast<uint32_t*>(dv_srq.dbrec);
+    m_srq_stride  = dv_srq.stride;
+    m_srq_mask    = wqe_cnt - 1;
+    m_cq          = &m_iface->rx_cq;
+    m_dseg_len    = htobe32(sizeof(uct_rc_am_hdr_t) + m_seg_size);
+    m_dseg_lkey   = htobe32(m_bufs->lkey());
+    m_direct      = true;
+    m_iface->rx_direct = true;
     return UCS_OK;
 }
 
@@ -99,8 +141,69 @@ uct_rc_rx::~uct_rc_rx()
     }
 }
 
-/* Post free buffers until the SRQ holds queue_len */
 void uct_rc_rx::refill()
+{
+    if (m_direct) {
+        refill_direct();
+    } else {
+        refill_verbs();
+    }
+}
+
+/* Post @a buf in the next slot in ring order, if the device consumed
+ * that slot already; false if it did not */
+inline bool uct_rc_rx::post_slot(uint8_t *buf)
+{
+    const uint32_t slot = m_srq_pi & m_srq_mask;
+
+    if (ucs_unlikely(m_slots[slot] != nullptr)) {
+        return false; /* completed out of order: its turn comes */
+    }
+
+    auto *dseg = reinterpret_cast<struct mlx5_wqe_data_seg*>(
+            m_srq_buf + slot * m_srq_stride +
+            sizeof(struct mlx5_wqe_srq_next_seg));
+    dseg->byte_count = m_dseg_len;
+    dseg->lkey       = m_dseg_lkey;
+    dseg->addr       = htobe64(reinterpret_cast<uintptr_t>(buf) + m_front -
+                               sizeof(uct_rc_am_hdr_t));
+    if (ucs_unlikely(m_srq_stride > sizeof(struct mlx5_wqe_srq_next_seg) +
+                                    sizeof(*dseg))) {
+        dseg[1].byte_count = 0;
+        dseg[1].lkey       = htobe32(MLX5_INVALID_LKEY); /* list end */
+        dseg[1].addr       = 0;
+    }
+    m_slots[slot] = buf;
+    ++m_srq_pi;
+    return true;
+}
+
+/* The WQEs before the count that lets the device take them */
+inline void uct_rc_rx::publish()
+{
+    __atomic_store_n(m_srq_dbrec, htobe32(m_srq_pi), __ATOMIC_RELEASE);
+}
+
+/* Fill the SRQ's slots in ring order while they are free (the device
+ * consumed them), up to queue_len, then publish the count */
+void uct_rc_rx::refill_direct()
+{
+    while (m_posted < m_queue_len) {
+        auto *buf = static_cast<uint8_t*>(m_bufs->get());
+
+        if (buf == nullptr) {
+            break;
+        } else if (!post_slot(buf)) {
+            m_bufs->put(buf);
+            break;
+        }
+        ++m_posted;
+    }
+    publish();
+}
+
+/* Post free buffers until the SRQ holds queue_len */
+void uct_rc_rx::refill_verbs()
 {
     struct ibv_recv_wr wr[rx_batch], *bad_wr;
     struct ibv_sge     sge[rx_batch];
@@ -144,7 +247,16 @@ void uct_rc_rx::refill()
     }
 }
 
-void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
+/* Flow control bits arrived with a message (or alone: a pure grant) */
+void uct_rc_rx::fc_received(uint32_t qpn, uint8_t fc)
+{
+    /* the endpoint of this QP: it sends the grant, or takes one */
+    uct_rc_mlx5_ep_fc_received(m_iface, qpn, fc);
+}
+
+/* Hand the message in @a buf to its handler: true if the buffer is free
+ * again, false if the handler kept it */
+inline bool uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
 {
     uint8_t               *payload = buf + m_front;
     const uct_rc_am_hdr_t *hdr     = reinterpret_cast<const uct_rc_am_hdr_t*>(
@@ -154,12 +266,10 @@ void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
     void                  *desc    = payload - m_iface->rx_headroom;
     ucs_status_t          status;
 
-    if (fc != 0) {
-        /* the endpoint of this QP: it sends the grant, or takes one */
-        uct_rc_mlx5_ep_fc_received(m_iface, qpn, fc);
+    if (ucs_unlikely(fc != 0)) {
+        fc_received(qpn, fc);
         if (fc == UCT_RC_FC_PURE_GRANT) {
-            m_bufs->put(buf);
-            return;
+            return true;
         }
     }
 
@@ -167,9 +277,7 @@ void uct_rc_rx::dispatch(uint8_t *buf, uint32_t byte_len, uint32_t qpn)
     status = uct_iface_invoke_am(m_iface, am_id, payload,
                                  byte_len - sizeof(uct_rc_am_hdr_t),
                                  UCT_CB_PARAM_FLAG_DESC);
-    if (status != UCS_INPROGRESS) {
-        m_bufs->put(buf);
-    }
+    return status != UCS_INPROGRESS;
 }
 
 void uct_rc_rx::release(uct_recv_desc_t *self, void *desc)
@@ -180,7 +288,65 @@ void uct_rc_rx::release(uct_recv_desc_t *self, void *desc)
     rx->refill();
 }
 
-unsigned uct_rc_rx::progress(unsigned max)
+unsigned uct_rc_rx::progress_direct(unsigned max)
+{
+    unsigned count = 0;
+
+    do {
+        const struct mlx5_cqe64 *cqe    = m_cq->cqe();
+        const uint32_t          slot    = be16toh(cqe->wqe_counter) &
+                                          m_srq_mask;
+        uint8_t                 *buf    = m_slots[slot];
+        const uint8_t           opcode  = cqe->op_own >> 4;
+
+        m_cq->advance();
+        ++count;
+        m_slots[slot] = nullptr;
+        /* a send arrived: RESP_SEND, or with immediate or invalidation */
+        if (ucs_unlikely((uint8_t(opcode - MLX5_CQE_RESP_SEND) > 2) ||
+                         (buf == nullptr))) {
+            --m_posted;
+            rx_error(cqe, buf, slot);
+        } else if (!dispatch(buf, be32toh(cqe->byte_cnt),
+                             be32toh(cqe->sop_drop_qpn) & 0xffffff)) {
+            --m_posted; /* kept: a buffer of the pool takes its place */
+        } else if (ucs_unlikely(!post_slot(buf))) {
+            --m_posted; /* back in the slot it came from, when it may */
+            m_bufs->put(buf);
+        }
+    } while ((count < max) && m_cq->ready());
+
+    m_cq->update_ci();
+    if (ucs_unlikely(m_posted < m_queue_len)) {
+        refill_direct();
+    } else {
+        publish();
+    }
+    return count;
+}
+
+/* A receive CQE that carries no message */
+void uct_rc_rx::rx_error(const struct mlx5_cqe64 *cqe, uint8_t *buf,
+                         uint32_t slot)
+{
+    auto          *ecqe  = reinterpret_cast<const struct mlx5_err_cqe*>(cqe);
+    const uint8_t opcode = cqe->op_own >> 4;
+
+    /* a flush when the QP moved to error: nothing arrived */
+    if ((opcode != MLX5_CQE_RESP_ERR) ||
+        (ecqe->syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)) {
+        ucs_error("%s: receive on qp 0x%x completed with opcode 0x%x "
+                  "(syndrome 0x%x vendor syndrome 0x%x) in SRQ slot %u",
+                  m_iface->dev_name.c_str(),
+                  be32toh(cqe->sop_drop_qpn) & 0xffffff, opcode,
+                  ecqe->syndrome, ecqe->vendor_err_synd, slot);
+    }
+    if (buf != nullptr) {
+        m_bufs->put(buf);
+    }
+}
+
+unsigned uct_rc_rx::progress_verbs(unsigned max)
 {
     struct ibv_wc wc[rx_batch];
     int           count;
@@ -210,7 +376,9 @@ unsigned uct_rc_rx::progress(unsigned max)
             m_bufs->put(buf);
             continue;
         }
-        dispatch(buf, wc[i].byte_len, wc[i].qp_num);
+        if (dispatch(buf, wc[i].byte_len, wc[i].qp_num)) {
+            m_bufs->put(buf);
+        }
     }
 
     refill();

@@ -99,6 +99,7 @@ unsigned uct_rc_verbs_txq_poll(uct_rc_mlx5_iface *iface,
         comps[i].sn         = static_cast<uint16_t>(wc[i].wr_id);
         comps[i].status     = wc[i].status;
         comps[i].vendor_err = wc[i].vendor_err;
+        comps[i].syndrome   = -1; /* verbs shows only the status */
     }
     return count;
 }

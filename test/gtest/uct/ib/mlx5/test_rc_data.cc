@@ -169,6 +169,36 @@ protected:
         return UCS_OK;
     }
 
+    /* The one line that reports the failure of @a ep (of transport @a tl)
+     * with @a status: device:port, both QPs, the peer's address, the CQE's
+     * syndrome (rc_mlx5 sees the mlx5 one) and the status; at @a level */
+    void expect_failure_line(const ucs::scoped_log_capture &capture,
+                             const char *tl, uct_ep_h ep, uint8_t syndrome,
+                             ucs_status_t status,
+                             ucs_log_level_t level = UCS_LOG_LEVEL_WARN)
+    {
+        const std::vector<ucs::log_line> lines = capture.lines();
+        char                             qps[64], synd[32];
+
+        snprintf(qps, sizeof(qps), "qp 0x%x to peer qp 0x%x",
+                 uct_rc_mlx5_ep_qpn(ep),
+                 uct_rc_mlx5_ep_qpn((ep == m_ea) ? m_eb : m_ea));
+        snprintf(synd, sizeof(synd), "syndrome 0x%x", syndrome);
+        ASSERT_EQ(1u, lines.size()) << "one line per failed endpoint:\n"
+                                    << capture.dump();
+        const std::string &line = lines[0].message;
+        EXPECT_EQ(level, lines[0].level) << line;
+        EXPECT_EQ(0u, line.find(std::string(a().dev) + ":1: ")) << line;
+        EXPECT_NE(std::string::npos, line.find(qps)) << line;
+        EXPECT_NE(std::string::npos,
+                  line.find(roce() ? " gid " : " lid ")) << line;
+        if (std::string(tl) == "rc_mlx5") {
+            EXPECT_NE(std::string::npos, line.find(synd)) << line;
+        }
+        EXPECT_NE(std::string::npos, line.find(ucs_status_string(status)))
+                << line;
+    }
+
     uct_iface_h                                 m_ia = nullptr, m_ib = nullptr;
     uct_ep_h                                    m_ea = nullptr, m_eb = nullptr;
     std::vector<region>                         m_regs;
@@ -385,6 +415,61 @@ TEST_P(test_rc_data, kept_descriptor_is_released_later)
     }
 }
 
+/* Two senders share the receiver's SRQ with messages of several packets,
+ * on a receive queue they go around several times: every message arrives
+ * whole and in order per sender, and the SRQ keeps its receives */
+TEST_P(test_rc_data, two_senders_share_the_srq)
+{
+    constexpr int count = 100; /* each: three times the receive queue */
+
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        am_receiver rx;
+
+        connect_ab(tl, {{"RX_QUEUE_LEN", "32"}, {"FC_WND_SIZE", "8"}});
+        uct_iface_h ia2 = open_iface(tl, a(), {{"RX_QUEUE_LEN", "32"},
+                                               {"FC_WND_SIZE", "8"}});
+        uct_ep_h    ea2 = create_ep(ia2), eb2 = create_ep(m_ib);
+        ep_address  a2 = address(ia2, ea2), b2 = address(m_ib, eb2);
+        ASSERT_EQ(UCS_OK, connect(ea2, b2));
+        ASSERT_EQ(UCS_OK, connect(eb2, a2));
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(m_ib, 0, am_receiver::cb,
+                                                   &rx, 0));
+
+        const size_t size = query(m_ia).cap.am.max_bcopy;
+        int          sent[2] = {0, 0};
+        wait_for([&] {
+            for (int s = 0; s < 2; ++s) {
+                const std::string data = pattern(size, 2 * sent[s] + s);
+                pattern_arg       arg  = {&data};
+
+                if ((sent[s] < count) &&
+                    (uct_ep_am_bcopy(s ? ea2 : m_ea, 0, pack_pattern, &arg,
+                                     0) >= 0)) {
+                    ++sent[s];
+                }
+            }
+            uct_iface_progress(m_ia);
+            uct_iface_progress(ia2);
+            uct_iface_progress(m_ib);
+            return rx.messages.size() == 2 * count;
+        }, 30.0, [&] {
+            return std::to_string(rx.messages.size()) + " of " +
+                   std::to_string(2 * count) + " messages";
+        });
+
+        std::vector<int> next = {0, 0};
+        for (const std::string &m : rx.messages) {
+            ASSERT_EQ(size, m.size());
+            /* which sender: the seed is in the first byte's pattern */
+            const int s = (m == pattern(size, 2 * next[0])) ? 0 : 1;
+            ASSERT_EQ(pattern(size, 2 * next[s] + s), m)
+                    << "in order per sender, intact";
+            ++next[s];
+        }
+    }
+}
+
 TEST_P(test_rc_data, stream_both_ways_no_loss_no_duplicate)
 {
     constexpr int count = 10000;
@@ -473,10 +558,9 @@ TEST_P(test_rc_data, bad_rkey_fails_the_endpoint_once)
         region rt = reg(b(), target.data(), target.size());
         auto   raddr = reinterpret_cast<uintptr_t>(target.data());
 
+        ucs::scoped_log_capture capture;
         EXPECT_EQ(UCS_OK, uct_ep_put_short(m_ea, data, 8, raddr,
                                            rt.rkey.rkey ^ 0x5500));
-        uct_iov_t none = {nullptr, 0, UCT_MEM_HANDLE_NULL, 0, 1};
-        (void)none;
         wait_progress([&] { return !m_failures.empty(); },
                       "the remote access error");
         ASSERT_EQ(1u, m_failures.size());
@@ -489,6 +573,46 @@ TEST_P(test_rc_data, bad_rkey_fails_the_endpoint_once)
             progress();
         }
         EXPECT_EQ(1u, m_failures.size()) << "reported once";
+        expect_failure_line(capture, tl, m_ea,
+                            MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR,
+                            UCS_ERR_CONNECTION_RESET);
+    }
+}
+
+/* The failure line's level: UCX_FAILURE when an error handler takes the
+ * failure, an error when nothing does */
+TEST_P(test_rc_data, failure_line_level)
+{
+    for (const char *tl : rc_transports) {
+        for (bool handler : {true, false}) {
+            SCOPED_TRACE(std::string(tl) + (handler ? " with" : " without") +
+                         " an error handler");
+            std::vector<char> target(64);
+            const char        data[8] = {1};
+
+            m_failures.clear();
+            m_err_handler = handler ? err_handler : nullptr;
+            connect_ab(tl, {{"FAILURE", "diag"}});
+            region rt    = reg(b(), target.data(), target.size());
+            auto   raddr = reinterpret_cast<uintptr_t>(target.data());
+
+            const ucs_log_level_t   saved = ucs_global_log_level;
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DIAG);
+            ucs_global_log_level = UCS_LOG_LEVEL_DIAG;
+            EXPECT_EQ(UCS_OK, uct_ep_put_short(m_ea, data, 8, raddr,
+                                               rt.rkey.rkey ^ 0x5500));
+            wait_progress([&] {
+                return uct_ep_put_short(m_ea, data, 8, raddr, rt.rkey.rkey) ==
+                       UCS_ERR_CONNECTION_RESET;
+            }, "the remote access error");
+            ucs_global_log_level = saved;
+            EXPECT_EQ(handler ? 1u : 0u, m_failures.size());
+            expect_failure_line(capture, tl, m_ea,
+                                MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR,
+                                UCS_ERR_CONNECTION_RESET,
+                                handler ? UCS_LOG_LEVEL_DIAG :
+                                          UCS_LOG_LEVEL_ERROR);
+        }
     }
 }
 
@@ -513,11 +637,17 @@ TEST_P(test_rc_data, peer_mac_moved_under_a_live_connection)
         wait_progress([&] { return rx.messages.size() == 1; }, "before");
 
         ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_mac(b().dev, 1, moved));
-        EXPECT_EQ(UCS_OK, uct_ep_am_short(m_ea, 0, 2, nullptr, 0));
-        wait_progress([&] { return !m_failures.empty(); },
-                      "the failure of the live endpoint");
-        ASSERT_EQ(1u, m_failures.size());
-        EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_failures[0].second);
+        {
+            ucs::scoped_log_capture capture;
+            EXPECT_EQ(UCS_OK, uct_ep_am_short(m_ea, 0, 2, nullptr, 0));
+            wait_progress([&] { return !m_failures.empty(); },
+                          "the failure of the live endpoint");
+            ASSERT_EQ(1u, m_failures.size());
+            EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_failures[0].second);
+            expect_failure_line(capture, tl, m_ea,
+                                MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR,
+                                UCS_ERR_ENDPOINT_TIMEOUT);
+        }
 
         /* a new endpoint made after the move reaches the peer */
         uct_ep_h   ea2 = create_ep(m_ia), eb2 = create_ep(m_ib);
@@ -647,6 +777,8 @@ TEST_P(test_rc_data, peer_qp_destroyed)
         m_failures.clear();
         connect_ab(tl, {{"TIMEOUT", "10ms"}, {"RETRY_COUNT", "2"}});
 
+        const uint32_t          dest_qpn = uct_rc_mlx5_ep_qpn(m_eb);
+        ucs::scoped_log_capture capture;
         destroy_ep(m_eb);
         EXPECT_EQ(UCS_OK, uct_ep_am_short(m_ea, 0, 1, nullptr, 0));
         wait_progress([&] { return !m_failures.empty(); },
@@ -655,6 +787,11 @@ TEST_P(test_rc_data, peer_qp_destroyed)
         EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_failures[0].second);
         EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
                   uct_ep_am_short(m_ea, 0, 2, nullptr, 0));
+        ASSERT_EQ(1u, capture.lines().size()) << capture.dump();
+        char peer[32];
+        snprintf(peer, sizeof(peer), "to peer qp 0x%x", dest_qpn);
+        EXPECT_NE(std::string::npos,
+                  capture.lines()[0].message.find(peer)) << capture.dump();
     }
     ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1));
 }
@@ -730,6 +867,7 @@ TEST_P(test_rc_data, rnr_storm_without_flow_control)
         }
 
         m_failures.clear();
+        ucs::scoped_log_capture capture;
         connect_ab(tl, {{"FC_ENABLE", "n"}, {"RX_QUEUE_LEN", "16"},
                         {"RNR_RETRY_COUNT", "0"}});
         for (int i = 0; i < count; ++i) {
@@ -742,6 +880,9 @@ TEST_P(test_rc_data, rnr_storm_without_flow_control)
                  [this] { uct_iface_progress(m_ia); });
         ASSERT_FALSE(m_failures.empty());
         EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, m_failures[0].second);
+        expect_failure_line(capture, tl, m_ea,
+                            MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR,
+                            UCS_ERR_ENDPOINT_TIMEOUT);
     }
     ASSERT_EQ(UCS_OK, uct_ib_emu_clock_set_scale(1));
 }
