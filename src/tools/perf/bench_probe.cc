@@ -393,13 +393,38 @@ std::string dump_and_parse(const std::string &dir, const std::string &name,
 
 } // namespace
 
+namespace {
+
+std::string base_name(const std::string &path)
+{
+    size_t slash = path.rfind('/');
+
+    return path.substr((slash == std::string::npos) ? 0 : slash + 1);
+}
+
+/* The name of the running program's file (libtool's "lt-" prefix off) */
+const std::string &program_name()
+{
+    static const std::string name = [] {
+        char    path[4096];
+        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+        std::string base = base_name((n > 0) ? std::string(path, size_t(n)) :
+                                               std::string());
+
+        return (base.compare(0, 3, "lt-") == 0) ? base.substr(3) : base;
+    }();
+    return name;
+}
+
+} // namespace
+
 bool is_probe_object(const std::string &object)
 {
-    size_t      slash = object.rfind('/');
-    std::string base  = object.substr((slash == std::string::npos) ? 0 :
-                                      slash + 1);
+    const std::string base = base_name(object);
 
-    return base.find("ucx_connect_bench") != std::string::npos;
+    return (base.find("ucx_connect_bench") != std::string::npos) ||
+           (!program_name().empty() &&
+            (base.find(program_name()) != std::string::npos));
 }
 
 void region_enter()
