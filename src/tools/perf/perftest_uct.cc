@@ -111,7 +111,10 @@ ucs_status_t uct_side::find_component()
     }
     for (unsigned i = 0; i < num; ++i) {
         uct_component_attr_t cattr = {};
-        cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        /* the md resources: the ib component selects its glue table
+         * (UCX_IB_GLUE) then, before the counting one goes in front */
+        cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                           UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
         if ((uct_component_query(components[i], &cattr) == UCS_OK) &&
             (strcmp(cattr.name, "ib") == 0)) {
             ib = components[i];
