@@ -333,12 +333,13 @@ if build plain --enable-debug; then
     # Every test must leave the process as it found it: run them all again
     # and again in one process, in a new order each iteration. The tests
     # that take seconds (message streams, the source check's self-test, the
-    # fabric tests, whose state lives in processes they start and reap) ran
-    # in the plain leg; the repeat is about state, not volume.
+    # fabric and ucx_perftest tests, whose state lives in processes they
+    # start and reap) ran in the plain leg; the repeat is about state, not
+    # volume.
     log "repeat: $repeat iterations, shuffled, seed $repeat_seed"
     repeat_filter=${GTEST_FILTER:-*}
     if [[ $repeat_filter != *-* ]]; then
-        repeat_filter+="-*.stream_both_ways_*:test_emu_glue.rdma_core_call_check:*test_fabric*"
+        repeat_filter+="-*.stream_both_ways_*:test_emu_glue.rdma_core_call_check:*test_fabric*:*test_perftest*"
     fi
     GTEST_FILTER=$repeat_filter GTEST_REPEAT=$repeat GTEST_SHUFFLE=1 \
     GTEST_RANDOM_SEED=$repeat_seed \

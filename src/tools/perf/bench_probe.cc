@@ -393,24 +393,41 @@ std::string dump_and_parse(const std::string &dir, const std::string &name,
 
 } // namespace
 
+namespace {
+
+std::string base_name(const std::string &path)
+{
+    size_t slash = path.rfind('/');
+
+    return path.substr((slash == std::string::npos) ? 0 : slash + 1);
+}
+
+/* The name of the running program's file (libtool's "lt-" prefix off) */
+const std::string &program_name()
+{
+    static const std::string name = [] {
+        char    path[4096];
+        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+        std::string base = base_name((n > 0) ? std::string(path, size_t(n)) :
+                                               std::string());
+
+        return (base.compare(0, 3, "lt-") == 0) ? base.substr(3) : base;
+    }();
+    return name;
+}
+
+} // namespace
+
 bool is_probe_object(const std::string &object)
 {
     /* the running program, whichever benchmark it is (libtool may run it
      * as .libs/lt-<name>) */
-    static const std::string self = [] {
-        char    path[4096];
-        ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    std::string base = base_name(object);
 
-        return std::string(path, (len > 0) ? len : 0);
-    }();
-    auto base = [](const std::string &p) {
-        size_t      slash = p.rfind('/');
-        std::string name  = p.substr((slash == std::string::npos) ? 0 :
-                                     slash + 1);
-        return (name.compare(0, 3, "lt-") == 0) ? name.substr(3) : name;
-    };
-
-    return !self.empty() && (base(object) == base(self));
+    if (base.compare(0, 3, "lt-") == 0) {
+        base = base.substr(3);
+    }
+    return !program_name().empty() && (base == program_name());
 }
 
 void region_enter()

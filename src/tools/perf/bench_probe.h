@@ -74,8 +74,9 @@ struct dump_costs {
     std::map<std::string, uint64_t> by_function;
 };
 
-/* Whether @a object is this program: the probe's own code (region toggles,
- * the counting glue's forwarders) is there, and is not the library's */
+/* Whether @a object is this program (ucx_connect_bench, or whichever
+ * program runs the probe): the probe's own code (region toggles, the
+ * counting glue's forwarders) is there, and is not the library's */
 bool is_probe_object(const std::string &object);
 
 /*

@@ -255,7 +255,10 @@ int main(int argc, char **argv)
     }
     for (unsigned i = 0; i < num; ++i) {
         uct_component_attr_t attr = {};
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        /* the md resources too: that selects the glue table (UCX_IB_GLUE),
+         * which the counting one must go in front of */
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                          UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
         if ((uct_component_query(components[i], &attr) == UCS_OK) &&
             (std::string(attr.name) == "ib")) {
             g_ib = components[i];
