@@ -90,7 +90,9 @@ void idle_wait(emu_state &s, std::chrono::microseconds sleep)
     pfd.events  = POLLIN;
     ts.tv_sec   = 0;
     ts.tv_nsec  = sleep.count() * 1000;
-    ppoll(&pfd, 1, &ts, nullptr);
+    if (ppoll(&pfd, 1, &ts, nullptr) > 0) {
+        s.fabric->net().readable();
+    }
 }
 
 /* The engine thread and its mode */

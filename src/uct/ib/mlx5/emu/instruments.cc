@@ -42,6 +42,12 @@ uct_ib_glue_conv_t glue_op_conv(uct_ib_glue_op_t op)
 bool take_op_fault(uct_ib_glue_op_t op, int *err)
 {
     emu_state &s = state();
+
+    /* every glue call asks: without a fault armed, it costs no lock */
+    if (s.op_faults_armed.load(std::memory_order_acquire) == 0) {
+        return false;
+    }
+
     guard g(s.lock);
     fault &f = s.op_faults[op];
 
@@ -49,7 +55,9 @@ bool take_op_fault(uct_ib_glue_op_t op, int *err)
         return false;
     }
 
-    --f.count;
+    if (--f.count == 0) {
+        s.op_faults_armed.fetch_sub(1, std::memory_order_release);
+    }
     *err = f.err;
     uct_ib_emu_debug("%s: injected failure, errno %d", op_name[op], f.err);
     return true;
@@ -73,6 +81,7 @@ void clear_faults_locked(emu_state &s)
     for (fault &f : s.op_faults) {
         f = fault();
     }
+    s.op_faults_armed.store(0, std::memory_order_release);
     s.cmd_faults.clear();
     s.wr_faults = wr_fault();
 }
@@ -225,6 +234,11 @@ ucs_status_t uct_ib_emu_fail_op(uct_ib_glue_op_t op, unsigned count, int err)
         return UCS_ERR_INVALID_PARAM;
     }
 
+    if ((s.op_faults[op].count == 0) && (count > 0)) {
+        s.op_faults_armed.fetch_add(1, std::memory_order_release);
+    } else if ((s.op_faults[op].count > 0) && (count == 0)) {
+        s.op_faults_armed.fetch_sub(1, std::memory_order_release);
+    }
     s.op_faults[op] = fault{count, err};
     return UCS_OK;
 }

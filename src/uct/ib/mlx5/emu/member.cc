@@ -153,8 +153,7 @@ ucs_status_t member::do_join(emu_state &s, const std::string &name,
 
     m_name = name;
     m_host = static_cast<unsigned>(h);
-    m_net.reset(new wire::endpoint(fd, m_host, rec->fabric_id, name,
-                                   rec->nhosts));
+    m_net.reset(new wire::endpoint(fd, m_host, rec));
 
     for (unsigned i = 0; i < rec->nhosts; ++i) {
         all.push_back(host_topology(rec->hosts[i]));

@@ -83,8 +83,6 @@ private:
     fab::mapping                    m_map;
     std::unique_ptr<wire::endpoint> m_net;
     uint32_t                        m_seen_seq = UINT32_MAX;
-    unsigned                        m_rx_skip  = 0; /* passes to the next
-                                                       look at the socket */
     bool                            m_joined   = false;
 };
 

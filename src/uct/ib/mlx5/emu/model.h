@@ -27,6 +27,7 @@
 
 #include <ucs/debug/log_def.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -628,6 +629,8 @@ struct emu_state {
 
     /* Fault injection */
     fault                                        op_faults[UCT_IB_GLUE_OP_LAST];
+    std::atomic<unsigned>                        op_faults_armed{0}; /* ops
+                                                     with a count left */
     std::map<uint16_t, cmd_fault>                cmd_faults;
     wr_fault                                     wr_faults;
 

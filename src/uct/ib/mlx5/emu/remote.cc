@@ -13,9 +13,7 @@ namespace uct_ib_emu {
 
 namespace {
 
-constexpr unsigned RX_BUDGET    = 64; /* frames per pass */
-constexpr unsigned RX_SKIP_IDLE = 8;  /* passes between looks at an empty
-                                         socket */
+constexpr unsigned RX_BUDGET = 64; /* frames per pass */
 
 /* The QP with this number on one of the host's devices */
 qp *find_local_qp(const emu_state &s, uint32_t qpn)
@@ -208,21 +206,9 @@ void on_frame(emu_state &s, const wire::frame_hdr &fh, const uint8_t *p,
 
 bool member::receive_locked(emu_state &s)
 {
-    unsigned got;
-
-    /* a busy engine looks at its socket every few passes only, so the
-     * system call does not tax in-process work; one that goes idle sleeps
-     * in poll() on it (engine.cc) */
-    if (m_rx_skip > 0) {
-        --m_rx_skip;
-        return false;
-    }
-
-    got = m_net->receive(RX_BUDGET,
-                         [&s](const wire::frame_hdr &fh, const uint8_t *p,
-                              size_t len) { on_frame(s, fh, p, len); });
-    m_rx_skip = (got > 0) ? 0 : RX_SKIP_IDLE;
-    return got > 0;
+    return m_net->receive(RX_BUDGET,
+                          [&s](const wire::frame_hdr &fh, const uint8_t *p,
+                               size_t len) { on_frame(s, fh, p, len); }) > 0;
 }
 
 bool member::flush_locked(emu_state &s)

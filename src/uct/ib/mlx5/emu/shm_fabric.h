@@ -38,7 +38,7 @@ namespace uct_ib_emu {
 namespace fab {
 
 constexpr uint32_t MAGIC          = 0x46454d55; /* "UMEF" */
-constexpr uint32_t LAYOUT_VERSION = 1;
+constexpr uint32_t LAYOUT_VERSION = 2;
 constexpr unsigned MAX_HOSTS      = 16;
 constexpr unsigned DEFAULT_HOSTS  = 4;
 constexpr unsigned DEVS_PER_HOST  = 4;
@@ -112,6 +112,8 @@ struct host_rec {
     uint32_t     isolated;    /* its traffic to other hosts is dropped */
     uint32_t     next_qp;     /* allocators, kept across incarnations */
     uint32_t     next_mkey;
+    uint64_t     rx_frames;   /* frames sent to it: its engine calls recv()
+                                 only when this moved */
     dev_rec      devs[DEVS_PER_HOST];
     neigh_rec    neigh[NEIGH_PER_HOST];
     counters_rec counters;
@@ -220,6 +222,17 @@ ucs_status_t edit_drop(fabric_rec *rec, port_rec *p, bool drop_roce_v1,
 void edit_port_up(port_rec *p, bool up);
 void edit_neigh(fabric_rec *rec, unsigned h, const uint8_t *gid,
                 const uint8_t *mac);
+
+/* Frames sent to host h so far, and one more */
+inline uint64_t frames_to(const fabric_rec *rec, unsigned h)
+{
+    return __atomic_load_n(&rec->hosts[h].rx_frames, __ATOMIC_ACQUIRE);
+}
+
+inline void count_frame_to(fabric_rec *rec, unsigned h)
+{
+    __atomic_fetch_add(&rec->hosts[h].rx_frames, 1, __ATOMIC_RELEASE);
+}
 
 /* The segment's shm_open name */
 std::string shm_name(const std::string &fabric);

@@ -6,7 +6,6 @@
 #include "engine.h"
 #include "shm_fabric.h"
 
-#include <sys/un.h>
 #include <unistd.h>
 
 
@@ -36,12 +35,16 @@ socklen_t host_addr(const std::string &fabric, unsigned host,
 } // namespace
 
 
-endpoint::endpoint(int fd, unsigned host, uint64_t fabric_id,
-                   std::string fabric, unsigned nhosts) :
-    m_fd(fd), m_host(host), m_fabric_id(fabric_id),
-    m_fabric(std::move(fabric)), m_out(nhosts), m_rx(FRAME_MAX + 4096)
+endpoint::endpoint(int fd, unsigned host, fab::fabric_rec *rec) :
+    m_fd(fd), m_host(host), m_fabric_id(rec->fabric_id), m_rec(rec),
+    m_out(rec->nhosts), m_addrs(rec->nhosts), m_addr_lens(rec->nhosts),
+    m_rx(FRAME_MAX + 4096), m_rx_seen(fab::frames_to(rec, host))
 {
     int size = 4 << 20;
+
+    for (unsigned h = 0; h < rec->nhosts; ++h) {
+        m_addr_lens[h] = host_addr(rec->name, h, &m_addrs[h]);
+    }
 
     /* room for bursts; the kernel caps it at its maximum */
     setsockopt(m_fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
@@ -136,16 +139,16 @@ void endpoint::drop_frame(emu_state &s, const std::vector<uint8_t> &f,
 bool endpoint::send_frame(emu_state &s, unsigned host,
                           std::vector<uint8_t> &f, bool *again)
 {
-    struct sockaddr_un addr;
-    socklen_t len = host_addr(m_fabric, host, &addr);
     frame_hdr *fh = reinterpret_cast<frame_hdr*>(f.data());
     ssize_t n;
 
     fh->bytes = static_cast<uint32_t>(f.size());
     n = sendto(m_fd, f.data(), f.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
-               reinterpret_cast<struct sockaddr*>(&addr), len);
+               reinterpret_cast<struct sockaddr*>(&m_addrs[host]),
+               m_addr_lens[host]);
     *again = false;
     if (n == ssize_t(f.size())) {
+        fab::count_frame_to(m_rec, host);
         return true;
     }
 

@@ -15,9 +15,12 @@
 #define UCT_IB_MLX5_EMU_WIRE_H_
 
 #include "emu.h"
+#include "shm_fabric.h"
 
 #include <sys/socket.h>
+#include <sys/un.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -100,8 +103,9 @@ struct dest {
 /* One host's socket and its outgoing frames */
 class endpoint {
 public:
-    endpoint(int fd, unsigned host, uint64_t fabric_id, std::string fabric,
-             unsigned nhosts);
+    /* fd: the host's bound socket; rec: the fabric's registry, where
+     * the hosts' frame counters are */
+    endpoint(int fd, unsigned host, fab::fabric_rec *rec);
     ~endpoint();
 
     int fd() const
@@ -122,6 +126,13 @@ public:
 
     bool queued() const;
 
+    /* poll() saw the socket readable: the next receive() looks whatever
+     * the counter says (a sender that died before counting its frame) */
+    void readable()
+    {
+        m_rx_ready.store(true, std::memory_order_relaxed);
+    }
+
 private:
     struct host_queue {
         std::deque<std::vector<uint8_t>> frames;
@@ -134,24 +145,37 @@ private:
     void drop_frame(emu_state &s, const std::vector<uint8_t> &f,
                     uct_ib_emu_drop_t reason);
 
-    int                     m_fd;
-    unsigned                m_host;
-    uint64_t                m_fabric_id;
-    std::string             m_fabric;
-    std::vector<host_queue> m_out;
-    std::vector<uint8_t>    m_rx;
+    int                              m_fd;
+    unsigned                         m_host;
+    uint64_t                         m_fabric_id;
+    fab::fabric_rec                  *m_rec;
+    std::vector<host_queue>          m_out;
+    std::vector<struct sockaddr_un>  m_addrs;    /* of each host */
+    std::vector<socklen_t>           m_addr_lens;
+    std::vector<uint8_t>             m_rx;
+    uint64_t                         m_rx_seen = 0; /* of our counter */
+    std::atomic<bool>                m_rx_ready{false};
 };
 
 template <typename F>
 unsigned endpoint::receive(unsigned budget, F on_frame)
 {
+    uint64_t sent  = fab::frames_to(m_rec, m_host);
     unsigned count = 0;
+
+    if ((sent == m_rx_seen) &&
+        !m_rx_ready.exchange(false, std::memory_order_relaxed)) {
+        return 0; /* nothing was sent to us: no system call */
+    }
 
     while (count < budget) {
         ssize_t n = recv(m_fd, m_rx.data(), m_rx.size(), MSG_DONTWAIT);
         frame_hdr fh;
 
         if (n < 0) {
+            /* drained: what the counter says now is seen (a frame counted
+             * after its sender's sendto() costs one more look) */
+            m_rx_seen = sent;
             break;
         }
         ++count;
