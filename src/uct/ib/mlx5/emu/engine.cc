@@ -75,6 +75,19 @@ bool running_on_valgrind()
 #endif
 }
 
+/* One turn of the idle spin. On a fabric the peers' threads (the other
+ * hosts' programs and engines) often share the cores with this one, and
+ * each answer needs them to run: give the core away instead of holding it
+ * for a time slice */
+void spin_once(const emu_state &s)
+{
+    if (s.fabric != nullptr) {
+        std::this_thread::yield();
+    } else {
+        cpu_relax();
+    }
+}
+
 /* Sleep for a while, or until a packet from another host arrives */
 void idle_wait(emu_state &s, std::chrono::microseconds sleep)
 {
@@ -156,7 +169,7 @@ private:
                 idle  = 0;
                 sleep = std::chrono::microseconds(1);
             } else if (++idle < spins) {
-                cpu_relax();
+                spin_once(s);
             } else {
                 idle_wait(s, sleep);
                 sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);
