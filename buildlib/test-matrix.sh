@@ -9,8 +9,11 @@
 #             contrib/valgrind.supp
 #   tsan      --enable-debug --enable-tsan build: data races fail the leg
 #             (contrib/tsan.supp, each entry with its proof)
-# plus the source checks. Ends with "N passed, N failed, N skipped" totalled
-# over the legs; exits non-zero if anything failed.
+# plus the source checks and, on a release build installed in a prefix of its
+# own: install, cmake, dropin (contrib/dropin-check.sh: unmodified
+# ibverbs-utils on the preload library) and coexist. Ends with "N passed,
+# N failed, N skipped" totalled over the legs; exits non-zero if anything
+# failed.
 #
 # Environment: JOBS (make parallelism, default nproc), BUILD_ROOT (default
 # <top>/build-matrix), GTEST_FILTER (passed to every leg), REPEAT (iterations
@@ -380,6 +383,17 @@ if build install-build --prefix="$build_root/install-build/prefix"; then
     else
         check_fail cmake "$build_root/cmake.log" "CMake project against the installed tree"
     fi
+    # unmodified ibverbs-utils on the installed preload library
+    dropin_log=$build_root/dropin.log
+    "$top/contrib/dropin-check.sh" "$prefix/lib" >"$dropin_log" 2>&1
+    case $? in
+    0)  pass_leg dropin "ibverbs-utils on the preload library: $(grep -c '^dropin: ok:' "$dropin_log") checks" ;;
+    77) total_skipped=$((total_skipped + 1))
+        summary+=("$(printf '%-9s skipped: %s' dropin "$(sed -n 's/^dropin: SKIPPED: //p' "$dropin_log")")")
+        log "dropin: skipped" ;;
+    *)  grep '^dropin: FAILED' "$dropin_log"
+        check_fail dropin "$dropin_log" "ibverbs-utils on the preload library" ;;
+    esac
     if coexist_leg "$prefix" "$build_root"/*/; then
         system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[pst]\.so\.0$/ {print $1}' | sort -u | tr '\n' ' ')
         pass_leg coexist "only our libraries and headers, with ${system_ucx:-no distribution UCX (libucx0 libucx-dev) }installed"
@@ -390,6 +404,7 @@ else
     fail_leg install "build failed"
     fail_leg cmake "build failed"
     fail_leg coexist "build failed"
+    fail_leg dropin "build failed"
 fi
 
 echo

@@ -36,6 +36,7 @@ context *context_create_locked(emu_state &s, device *dev, bool devx)
         return fail_ptr<context>(ENOMEM);
     }
     ctx->drv_uar->refs = 1;
+    provider_context_init(ctx.get()); /* cannot fail: last */
 
     raw = ctx.get();
     s.contexts.emplace(raw, std::move(ctx));
@@ -112,6 +113,7 @@ void context_destroy_locked(emu_state &s, context *ctx)
     ucs_assertv(ctx->objects.empty(), "%zu objects left",
                 ctx->objects.size());
     unregister_handle(s, &ctx->ibv);
+    provider_context_cleanup(ctx);
     s.contexts.erase(ctx);
 }
 

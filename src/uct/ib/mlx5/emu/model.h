@@ -564,7 +564,11 @@ struct async_queue {
 struct context {
     static constexpr kind KIND = kind::CONTEXT;
 
-    struct ibv_context ibv       = {};
+    /* A genuine verbs_context, as rdma-core's providers allocate it: the
+     * inline functions of verbs.h reach the model through its ops
+     * (provider.cc); everything else sees its ibv_context member */
+    struct verbs_context vctx    = {};
+    struct ibv_context &ibv      = vctx.context;
     device             *dev      = nullptr;
     bool               devx      = false;
     uar_page           *drv_uar  = nullptr; /* the context's own UAR page */
@@ -677,6 +681,11 @@ T *fail_ptr(int err)
     return nullptr;
 }
 
+
+/* The operations of a new context that rdma-core's inline functions call
+ * (provider.cc), and their release when it closes */
+void provider_context_init(context *ctx);
+void provider_context_cleanup(context *ctx);
 
 /* Fabric-wide unique numbers of a device's QPs and memory keys */
 uint32_t alloc_qpn(device *dev);

@@ -7,6 +7,7 @@
 #include "ops.h"
 
 #include <endian.h>
+#include <sched.h>
 
 
 namespace uct_ib_emu {
@@ -270,10 +271,11 @@ int emu_destroy_cq(struct ibv_cq *ibcq)
     return 0;
 }
 
-int emu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+namespace {
+
+int poll_cq_locked(emu_state &s, struct ibv_cq *ibcq, int num_entries,
+                   struct ibv_wc *wc)
 {
-    emu_state &s = state();
-    guard g(s.lock);
     cq *c = find<cq>(s, ibcq);
 
     if ((c == nullptr) || (num_entries < 0)) {
@@ -284,6 +286,27 @@ int emu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
     /* The ring (the engine's CQEs), then the UMR send path's (umr.cc) */
     int count = poll_ring_cqes(s, c, num_entries, wc);
     return count + poll_verbs_cqes(s, c, num_entries - count, wc + count);
+}
+
+} // namespace
+
+int emu_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+    emu_state &s = state();
+    int count;
+
+    {
+        guard g(s.lock);
+        count = poll_cq_locked(s, ibcq, num_entries, wc);
+    }
+
+    /* A program polling an empty CQ in a tight loop would otherwise keep
+     * the model's lock from the engine that fills the CQ (the mutex is not
+     * fair): let it run */
+    if (count == 0) {
+        sched_yield();
+    }
+    return count;
 }
 
 

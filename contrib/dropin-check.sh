@@ -1,0 +1,206 @@
+#!/bin/bash
+# The drop-in front-end (design section 10) with unmodified programs: Debian's
+# ibverbs-utils run on the emulated devices and fabric through
+# LD_PRELOAD=<libdir>/libucx_mlx5_emu_preload.so.
+#
+#   dropin-check.sh LIBDIR
+#
+# LIBDIR is an installed tree's libdir (it holds the preload library and
+# libucx_mlx5_emu.so). Checks, each bounded with timeout and judged on the
+# programs' output, not only their exit codes:
+#   bindings  every ibv_* symbol ibv_rc_pingpong imports binds to the preload
+#             library, none to the system's libibverbs
+#   devices   ibv_devices lists mlx5_0..mlx5_3 with their node GUIDs
+#   devinfo   ibv_devinfo -v: every device and port, link layers, the RoCE
+#             GID table with types (v1 and v2), the InfiniBand port GID
+#   pingpong  ibv_rc_pingpong server and client (given localhost) in two
+#             processes, two hosts of one fabric: RoCEv2 (-d mlx5_0 -g 3)
+#             and InfiniBand (-d mlx5_2), each with polling and with
+#             completion events (-e)
+# Prints "dropin: ok: ..." or "dropin: FAILED: ..." per check, then
+# "N passed, N failed, N skipped". Exit status 0 if all passed, 1 if any
+# failed, 77 (skipped, with the reason) if ibverbs-utils is absent and
+# cannot be installed.
+#
+# Environment: DROPIN_ITERS (ping-pong iterations, default 200),
+# DROPIN_TIMEOUT (seconds per program, default 60).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+libdir=${1:?usage: dropin-check.sh LIBDIR}
+iters=${DROPIN_ITERS:-200}
+limit=${DROPIN_TIMEOUT:-60}
+preload=$libdir/libucx_mlx5_emu_preload.so
+work=$(mktemp -d "${TMPDIR:-/tmp}/dropin-check.XXXXXX")
+fabric=dropin-check-$$
+passed=0
+failed=0
+
+# a private fabric, so that other runs' hosts are not seen
+export UCX_IB_EMU_FABRIC=$fabric
+
+cleanup() {
+    local emu=$libdir/../bin/ucx_emu
+    [ -x "$emu" ] && timeout 20 "$emu" -f "$fabric" destroy --force >/dev/null 2>&1
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+ok() {
+    echo "dropin: ok: $*"
+    passed=$((passed + 1))
+}
+
+fail() {
+    echo "dropin: FAILED: $*"
+    failed=$((failed + 1))
+}
+
+# show FILE: a program's output, indented, for a failure's context
+show() {
+    sed 's/^/    | /' "$1" | head -40
+}
+
+if ! command -v ibv_rc_pingpong >/dev/null || ! command -v ibv_devinfo >/dev/null; then
+    echo "dropin: ibverbs-utils missing: trying contrib/install-deps.sh"
+    "$top/contrib/install-deps.sh" >"$work/install-deps.log" 2>&1 || show "$work/install-deps.log"
+fi
+for prog in ibv_devices ibv_devinfo ibv_rc_pingpong; do
+    if ! command -v $prog >/dev/null; then
+        echo "dropin: SKIPPED: $prog not found and Debian's ibverbs-utils could not be installed"
+        echo "0 passed, 0 failed, 1 skipped"
+        exit 77
+    fi
+done
+if [ ! -f "$preload" ]; then
+    fail "no $preload"
+    echo "$passed passed, $failed failed, 0 skipped"
+    exit 1
+fi
+
+# run NAME ARGS...: a program with the preload, output in $work/NAME.log
+run() {
+    local name=$1; shift
+    LD_PRELOAD=$preload timeout "$limit" "$@" >"$work/$name.log" 2>&1
+}
+
+# --- bindings: BIND_NOW resolves every import at start; -h exits at once
+LD_PRELOAD=$preload LD_DEBUG=bindings timeout "$limit" ibv_rc_pingpong -h \
+    >/dev/null 2>"$work/bindings.log"
+imports=$(nm -D --undefined-only "$(command -v ibv_rc_pingpong)" | awk '$2 ~ /^ibv_/ {sub(/@.*/, "", $2); print $2}' | sort -u)
+bad=0
+for sym in $imports; do
+    if ! grep -q "to $preload \[0\]: normal symbol \`$sym'" "$work/bindings.log"; then
+        echo "    $sym: $(grep "symbol \`$sym'" "$work/bindings.log" | head -1 | sed 's/.*binding //')"
+        bad=1
+    fi
+done
+if [ -z "$imports" ]; then
+    fail "bindings: no ibv_* import found in ibv_rc_pingpong"
+elif [ $bad -eq 0 ]; then
+    ok "bindings: the $(wc -w <<<"$imports") ibv_* imports of ibv_rc_pingpong bind to the preload library"
+else
+    fail "bindings: the imports above do not bind to $preload"
+fi
+
+# --- devices
+if run devices ibv_devices &&
+   [ "$(grep -cE '^\s+mlx5_[0-3]\s+[0-9a-f]{16}$' "$work/devices.log")" -eq 4 ]; then
+    ok "devices: ibv_devices lists mlx5_0..mlx5_3 with node GUIDs"
+else
+    fail "devices: ibv_devices (exit $?)"; show "$work/devices.log"
+fi
+
+# --- devinfo -v: per device, its port's link layer and GIDs with types
+devinfo_check() {
+    local log=$work/devinfo.log dev
+    local -A layer=([mlx5_0]=Ethernet [mlx5_1]=Ethernet
+                    [mlx5_2]=InfiniBand [mlx5_3]=InfiniBand)
+
+    for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3; do
+        # the device's section: from its hca_id to the next one
+        awk -v d="$dev" '/^hca_id:/ {on = ($2 == d)} on' "$log" >"$work/$dev.txt"
+        if ! grep -qE "link_layer:\s+${layer[$dev]}$" "$work/$dev.txt" ||
+           ! grep -qE 'state:\s+PORT_ACTIVE \(4\)' "$work/$dev.txt" ||
+           ! grep -qE 'vendor_part_id:\s+412[35]$' "$work/$dev.txt" ||
+           ! grep -qE 'phys_port_cnt:\s+1$' "$work/$dev.txt"; then
+            echo "    $dev: port attributes missing"; return 1
+        fi
+        if [ "${layer[$dev]}" = Ethernet ]; then
+            # RoCE v1 and v2 of the link-local and the IPv4-mapped address
+            grep -qE 'GID\[  0\]:\s+fe80(:[0-9a-f]{4}){7}, RoCE v1$' "$work/$dev.txt" &&
+            grep -qE 'GID\[  1\]:\s+fe80::.*, RoCE v2$' "$work/$dev.txt" &&
+            grep -qE 'GID\[  2\]:\s+0000:0000:0000:0000:0000:ffff:[0-9a-f]{4}:[0-9a-f]{4}, RoCE v1$' "$work/$dev.txt" &&
+            grep -qE 'GID\[  3\]:\s+::ffff:198\.18\.[0-9]+\.[0-9]+, RoCE v2$' "$work/$dev.txt" ||
+                { echo "    $dev: RoCE GID table"; return 1; }
+        else
+            grep -qE 'GID\[  0\]:\s+fe80:0000:0000:0000(:[0-9a-f]{4}){4}$' "$work/$dev.txt" &&
+            grep -qE 'port_lid:\s+[1-9][0-9]*$' "$work/$dev.txt" &&
+            grep -qE 'sm_lid:\s+[1-9][0-9]*$' "$work/$dev.txt" ||
+                { echo "    $dev: InfiniBand port GID or LIDs"; return 1; }
+        fi
+    done
+}
+if run devinfo ibv_devinfo -v && [ "$(grep -c '^hca_id:' "$work/devinfo.log")" -eq 4 ] &&
+   devinfo_check; then
+    ok "devinfo: ibv_devinfo -v shows 4 devices, their ports, link layers and typed GIDs"
+else
+    fail "devinfo: ibv_devinfo -v"; show "$work/devinfo.log"
+fi
+
+# listening PORT: a TCP socket listens on PORT (any address)
+listening() {
+    local hex
+    hex=$(printf ':%04X' "$1")
+    awk -v p="$hex" '$4 == "0A" && $2 ~ p"$" {found = 1} END {exit !found}' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# --- pingpong NAME ARGS...: server and client on one port of each host
+port=$(( 20000 + $$ % 20000 ))
+pingpong() {
+    local name=$1; shift
+    local slog=$work/$name-server.log clog=$work/$name-client.log
+    local spid src crc i expect_addr
+
+    port=$((port + 1))
+    LD_PRELOAD=$preload timeout "$limit" ibv_rc_pingpong "$@" -n "$iters" -p $port \
+        >"$slog" 2>&1 &
+    spid=$!
+    # until the server listens (its output is buffered: watch the socket)
+    for ((i = 0; i < 100; i++)); do
+        listening $port && break
+        kill -0 $spid 2>/dev/null || break
+        sleep 0.1
+    done
+    LD_PRELOAD=$preload timeout "$limit" ibv_rc_pingpong "$@" -n "$iters" -p $port localhost \
+        >"$clog" 2>&1
+    crc=$?
+    wait $spid
+    src=$?
+
+    # RoCE: the peers' RoCEv2 GIDs; InfiniBand: their LIDs
+    case " $* " in
+    *" -g "*) expect_addr='LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:198\.18\.' ;;
+    *)        expect_addr='LID 0x0*[1-9a-f][0-9a-f]*, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::$' ;;
+    esac
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+       grep -q "^$iters iters in " "$slog" && grep -q "^$iters iters in " "$clog" &&
+       grep -qE "remote address: +$expect_addr" "$slog" &&
+       grep -qE "remote address: +$expect_addr" "$clog" &&
+       ! grep -qi "failed" "$slog" "$clog"; then
+        ok "pingpong $name: ibv_rc_pingpong $* -n $iters: $(grep -h 'iters in' "$clog")"
+    else
+        fail "pingpong $name: ibv_rc_pingpong $* (server exit $src, client exit $crc)"
+        echo "    server:"; show "$slog"
+        echo "    client:"; show "$clog"
+    fi
+}
+
+pingpong roce-v2        -d mlx5_0 -g 3
+pingpong roce-v2-events -d mlx5_0 -g 3 -e
+pingpong ib             -d mlx5_2
+pingpong ib-events      -d mlx5_2 -e
+
+echo "$passed passed, $failed failed, 0 skipped"
+[ $failed -eq 0 ]

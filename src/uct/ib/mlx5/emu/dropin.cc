@@ -1,0 +1,235 @@
+/*
+ * The model's answers to the rdma-core calls only the drop-in front-end
+ * makes (dropin.h): device GUID and index, P_Keys, and the sysfs
+ * attributes of the emulated devices, served from the same device and port
+ * records the queries read.
+ */
+#include "dropin.h"
+#include "model.h"
+
+#include <endian.h>
+
+#include <cstdio>
+#include <string>
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+constexpr uint16_t DEFAULT_PKEY = 0xffff;
+
+__be64 dropin_get_device_guid(struct ibv_device *ibdev)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    const device *dev = find<device>(s, ibdev);
+
+    if (dev == nullptr) {
+        errno = ENODEV;
+        return 0;
+    }
+    return htobe64(dev->node_guid);
+}
+
+int dropin_get_device_index(struct ibv_device *ibdev)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    const device *dev = find<device>(s, ibdev);
+
+    if (dev == nullptr) {
+        errno = ENODEV;
+        return -1;
+    }
+    return static_cast<int>(dev->index);
+}
+
+int dropin_query_pkey(struct ibv_context *ibctx, uint8_t port_num, int index,
+                      __be16 *pkey)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    context *ctx = find_context(s, ibctx);
+    const port *p;
+
+    p = (ctx != nullptr) ? ctx->dev->get_port(port_num) : nullptr;
+    if ((p == nullptr) || (index < 0) || (index >= p->pkey_tbl_len)) {
+        errno = EINVAL;
+        return -1;
+    }
+
+    /* Only the default full-membership P_Key is configured */
+    *pkey = htobe16((index == 0) ? DEFAULT_PKEY : 0);
+    return 0;
+}
+
+std::string hex_str(unsigned value)
+{
+    char buf[16];
+
+    snprintf(buf, sizeof(buf), "0x%x", value);
+    return buf;
+}
+
+std::string guid_str(uint64_t guid)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "%04x:%04x:%04x:%04x",
+             unsigned(guid >> 48) & 0xffff, unsigned(guid >> 32) & 0xffff,
+             unsigned(guid >> 16) & 0xffff, unsigned(guid) & 0xffff);
+    return buf;
+}
+
+const char *port_state_str(enum ibv_port_state state)
+{
+    switch (state) {
+    case IBV_PORT_DOWN:
+        return "1: DOWN";
+    case IBV_PORT_INIT:
+        return "2: INIT";
+    case IBV_PORT_ARMED:
+        return "3: ARMED";
+    case IBV_PORT_ACTIVE:
+        return "4: ACTIVE";
+    default:
+        return "0: NOP";
+    }
+}
+
+/* ports/<n>/<attr> of a device; false when there is no such file */
+bool port_attr(const device &dev, const std::string &rel, std::string *value)
+{
+    unsigned num, index;
+    const gid_slot *slot;
+    const port *p;
+    char attr[64];
+    int len = 0;
+
+    if ((sscanf(rel.c_str(), "ports/%u/%63[a-z_/]%n", &num, attr, &len) < 2) ||
+        ((p = dev.get_port(num)) == nullptr)) {
+        return false;
+    }
+
+    std::string name(attr);
+    if (static_cast<size_t>(len) == rel.size()) {
+        if (name == "link_layer") {
+            *value = p->is_eth() ? "Ethernet" : "InfiniBand";
+        } else if (name == "state") {
+            *value = port_state_str(p->state);
+        } else if (name == "lid") {
+            *value = hex_str(p->lid);
+        } else if (name == "sm_lid") {
+            *value = hex_str(p->sm_lid);
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    if (((name != "gid_attrs/types/") && (name != "gid_attrs/ndevs/")) ||
+        (sscanf(rel.c_str() + len, "%u", &index) != 1) ||
+        (rel.compare(len, std::string::npos, std::to_string(index)) != 0) ||
+        (index >= p->gids.size())) {
+        return false;
+    }
+
+    /* As the kernel: an empty slot or a port without netdevs has no
+     * readable attribute */
+    slot = p->gid(index);
+    if ((slot == nullptr) || !p->is_eth()) {
+        return false;
+    }
+
+    if (name == "gid_attrs/types/") {
+        *value = (slot->type == IBV_GID_TYPE_ROCE_V2) ? "RoCE v2" :
+                                                         "IB/RoCE v1";
+    } else {
+        *value = "emu" + std::to_string(p->ifindex);
+    }
+    return true;
+}
+
+bool device_attr(const device &dev, const std::string &rel, std::string *value)
+{
+    if (rel == "board_id") {
+        *value = "MT_" + std::to_string(10000000000ull + dev.vendor_part_id)
+                                 .substr(1);
+    } else if (rel == "fw_ver") {
+        *value = dev.fw_ver;
+    } else if (rel == "hca_type") {
+        *value = "MT" + std::to_string(dev.vendor_part_id);
+    } else if (rel == "hw_rev") {
+        *value = hex_str(dev.hw_ver);
+    } else if ((rel == "node_guid") || (rel == "sys_image_guid")) {
+        *value = guid_str(dev.node_guid);
+    } else if (rel == "node_type") {
+        *value = "1: CA";
+    } else if (rel == "node_desc") {
+        *value = "emulated " + dev.name;
+    } else {
+        return port_attr(dev, rel, value);
+    }
+    return true;
+}
+
+bool verbs_attr(const device &dev, const std::string &rel, std::string *value)
+{
+    if (rel == "ibdev") {
+        *value = dev.name;
+    } else if (rel == "abi_version") {
+        *value = "1";
+    } else {
+        return false;
+    }
+    return true;
+}
+
+ssize_t dropin_sysfs_read(const char *dir, const char *file, char *buf,
+                          size_t size, int *handled)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    std::string value;
+    bool found = false;
+    size_t len = 0;
+
+    *handled = 0;
+    for (const auto &dev : s.devices) {
+        if (strcmp(dir, dev->ibdev.ibdev_path) == 0) {
+            found = device_attr(*dev, file, &value);
+        } else if (strcmp(dir, dev->ibdev.dev_path) == 0) {
+            found = verbs_attr(*dev, file, &value);
+        } else {
+            continue;
+        }
+
+        *handled = 1;
+        break;
+    }
+
+    if (!found) {
+        errno = ENOENT;
+        return -1;
+    }
+
+    if (size > 0) {
+        len = std::min(value.size(), size - 1);
+        memcpy(buf, value.data(), len);
+        buf[len] = '\0';
+    }
+    return static_cast<ssize_t>(len); /* what was read, as read(2) */
+}
+
+} // namespace
+} // namespace uct_ib_emu
+
+
+extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
+    .version          = UCT_IB_EMU_DROPIN_VERSION,
+    .get_device_guid  = uct_ib_emu::dropin_get_device_guid,
+    .get_device_index = uct_ib_emu::dropin_get_device_index,
+    .query_pkey       = uct_ib_emu::dropin_query_pkey,
+    .sysfs_read       = uct_ib_emu::dropin_sysfs_read
+};

@@ -1,0 +1,54 @@
+/*
+ * What the drop-in front-end (preload/) needs from the model beyond the glue
+ * table: the rdma-core entry points our library never calls, and the sysfs
+ * attributes rdma-core programs read about a device. Plain C, found by the
+ * preload library with dlsym(UCT_IB_EMU_DROPIN_SYMBOL) in the same
+ * libucx_mlx5_emu.so that exports the glue table, so both front-ends drive
+ * one model.
+ */
+#ifndef UCT_IB_MLX5_EMU_DROPIN_H_
+#define UCT_IB_MLX5_EMU_DROPIN_H_
+
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UCT_IB_EMU_DROPIN_VERSION 1
+#define UCT_IB_EMU_DROPIN_SYMBOL  "uct_ib_emu_dropin_ops"
+
+typedef struct uct_ib_emu_dropin_ops {
+    unsigned version; /* UCT_IB_EMU_DROPIN_VERSION */
+
+    /* ibv_get_device_guid: the node GUID, big-endian; 0 with errno ENODEV
+     * for a device that is not emulated */
+    __be64 (*get_device_guid)(struct ibv_device *device);
+
+    /* ibv_get_device_index: the device's index, or -1 (ENODEV) */
+    int (*get_device_index)(struct ibv_device *device);
+
+    /* ibv_query_pkey: 0, or -1 with errno (EINVAL: bad context, port or
+     * index) */
+    int (*query_pkey)(struct ibv_context *context, uint8_t port_num,
+                      int index, __be16 *pkey);
+
+    /* The sysfs file <dir>/<file> of an emulated device (dir is its
+     * ibdev_path or dev_path): *handled set to 1 and the content, without
+     * its trailing newline, copied NUL-terminated into buf (truncated to
+     * size), returning its length, or -1 with errno ENOENT for a file the
+     * device does not have. *handled 0 (and -1, ENOENT) when dir belongs to
+     * no emulated device: the caller reads the real file. */
+    ssize_t (*sysfs_read)(const char *dir, const char *file, char *buf,
+                          size_t size, int *handled);
+} uct_ib_emu_dropin_ops_t;
+
+extern const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
