@@ -304,17 +304,7 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                 p.drop_roce_v1 = d.port.drop_roce_v1;
                 p.drop_roce_v2 = d.port.drop_roce_v2;
                 std::copy(d.port.mac, d.port.mac + 6, p.mac.begin());
-                for (const fab::gid_rec &g : d.port.gids) {
-                    uct_ib_emu_gid_spec_t spec;
-
-                    if (!g.valid) {
-                        continue;
-                    }
-                    spec.index = g.index;
-                    spec.type  = static_cast<enum ibv_gid_type>(g.type);
-                    std::copy(g.raw, g.raw + 16, spec.gid.begin());
-                    p.gids.push_back(spec);
-                }
+                p.gids         = fab::gid_specs(d.port);
                 host.ports.push_back(p);
             }
 

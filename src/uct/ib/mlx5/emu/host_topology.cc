@@ -159,17 +159,7 @@ uct_ib_emu_topology_t host_topology(const fab::host_rec &rec)
         p.drop_roce_v1     = pr.drop_roce_v1;
         p.drop_roce_v2     = pr.drop_roce_v2;
         std::copy(pr.mac, pr.mac + 6, p.mac.begin());
-        for (const fab::gid_rec &g : pr.gids) {
-            uct_ib_emu_gid_spec_t spec;
-
-            if (!g.valid) {
-                continue;
-            }
-            spec.index = g.index;
-            spec.type  = static_cast<enum ibv_gid_type>(g.type);
-            std::copy(g.raw, g.raw + 16, spec.gid.begin());
-            p.gids.push_back(spec);
-        }
+        p.gids             = fab::gid_specs(pr);
         dev.node_guid      = d.node_guid; /* not the moved MAC's */
         dev.ports = {p};
         topo.devices.push_back(dev);
@@ -177,6 +167,28 @@ uct_ib_emu_topology_t host_topology(const fab::host_rec &rec)
 
     return topo;
 }
+
+namespace fab {
+
+std::vector<uct_ib_emu_gid_spec_t> gid_specs(const port_rec &p)
+{
+    std::vector<uct_ib_emu_gid_spec_t> specs;
+
+    for (const gid_rec &g : p.gids) {
+        uct_ib_emu_gid_spec_t spec;
+
+        if (!g.valid) {
+            continue;
+        }
+        spec.index = g.index;
+        spec.type  = static_cast<enum ibv_gid_type>(g.type);
+        std::copy(g.raw, g.raw + 16, spec.gid.begin());
+        specs.push_back(spec);
+    }
+    return specs;
+}
+
+} // namespace fab
 
 uint32_t alloc_qpn(device *dev)
 {

@@ -29,6 +29,14 @@ namespace {
 
 constexpr auto LOCK_TIMEOUT = std::chrono::seconds(10);
 
+void copy_name(char *dst, size_t size, const std::string &src)
+{
+    snprintf(dst, size, "%s", src.c_str());
+}
+
+} // namespace
+
+
 socklen_t abstract_addr(const std::string &name, struct sockaddr_un *addr)
 {
     size_t len = std::min(name.size(), sizeof(addr->sun_path) - 1);
@@ -40,13 +48,6 @@ socklen_t abstract_addr(const std::string &name, struct sockaddr_un *addr)
     return static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + 1 +
                                   len);
 }
-
-void copy_name(char *dst, size_t size, const std::string &src)
-{
-    snprintf(dst, size, "%s", src.c_str());
-}
-
-} // namespace
 
 
 bool name_valid(const std::string &name)

@@ -29,9 +29,13 @@
 
 #include <ucs/type/status.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 
 namespace uct_ib_emu {
@@ -145,6 +149,9 @@ std::string socket_name(const std::string &fabric, const std::string &what);
  * (EADDRINUSE: someone holds it) */
 int bind_abstract(const std::string &name);
 
+/* The address of an abstract socket name; its length */
+socklen_t abstract_addr(const std::string &name, struct sockaddr_un *addr);
+
 /* Whether a socket is bound to the name (the holder is alive) */
 bool name_bound(const std::string &name);
 
@@ -233,6 +240,9 @@ inline void count_frame_to(fabric_rec *rec, unsigned h)
 {
     __atomic_fetch_add(&rec->hosts[h].rx_frames, 1, __ATOMIC_RELEASE);
 }
+
+/* The populated GID entries of a port record */
+std::vector<uct_ib_emu_gid_spec_t> gid_specs(const port_rec &p);
 
 /* The segment's shm_open name */
 std::string shm_name(const std::string &fabric);

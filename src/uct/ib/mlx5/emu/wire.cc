@@ -22,14 +22,9 @@ size_t padded(size_t len)
 socklen_t host_addr(const std::string &fabric, unsigned host,
                     struct sockaddr_un *addr)
 {
-    std::string name = fab::socket_name(fabric, "h" + std::to_string(host));
-    size_t len       = std::min(name.size(), sizeof(addr->sun_path) - 1);
-
-    memset(addr, 0, sizeof(*addr));
-    addr->sun_family = AF_UNIX;
-    memcpy(addr->sun_path + 1, name.data(), len);
-    return static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + 1 +
-                                  len);
+    return fab::abstract_addr(fab::socket_name(fabric,
+                                               "h" + std::to_string(host)),
+                              addr);
 }
 
 } // namespace
