@@ -256,9 +256,7 @@ bool engine_pass_locked(emu_state &s)
 
     if (s.fabric != nullptr) {
         did |= s.fabric->flush_locked(s);
-        if (did) {
-            s.fabric->publish_locked(s);
-        }
+        s.fabric->publish_locked(s, did);
     }
 
     return did;

@@ -268,17 +268,22 @@ void member::sync_locked(emu_state &s)
     /* a writer is in the middle: the next pass tries again */
 }
 
-void member::publish_locked(const emu_state &s)
+void member::publish_locked(const emu_state &s, bool did_work)
 {
     fab::counters_rec *c = &m_map.get()->hosts[m_host].counters;
     uint64_t err_cqes    = 0;
     uint64_t qps         = 0;
 
-    for (const auto &e : s.engine.err_cqes) {
-        err_cqes += e.second;
-    }
     for (const auto &dev : s.devices) {
         qps += dev->qps.size();
+    }
+    if (!did_work && (qps == m_qps_published)) {
+        return;
+    }
+    m_qps_published = qps;
+
+    for (const auto &e : s.engine.err_cqes) {
+        err_cqes += e.second;
     }
 
     __atomic_store_n(&c->packets_sent, s.engine.packets_sent,

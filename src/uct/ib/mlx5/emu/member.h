@@ -57,8 +57,9 @@ public:
      * neighbour table) into s's ports */
     void sync_locked(emu_state &s);
 
-    /* Publish the host's counters to the registry */
-    void publish_locked(const emu_state &s);
+    /* Publish the host's counters to the registry: after a pass that did
+     * work, or when the number of QPs changed */
+    void publish_locked(const emu_state &s, bool did_work);
 
     /* Whether traffic between this host and host h is killed */
     bool isolated(unsigned h) const;
@@ -84,6 +85,7 @@ private:
     std::unique_ptr<wire::endpoint> m_net;
     uint32_t                        m_seen_seq = UINT32_MAX;
     bool                            m_joined   = false;
+    uint64_t                        m_qps_published = 0;
 };
 
 } // namespace uct_ib_emu
