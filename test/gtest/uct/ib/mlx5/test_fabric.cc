@@ -346,6 +346,17 @@ TEST_F(test_fabric_join, another_version_is_refused_naming_it)
     expect_nothing_left();
 }
 
+TEST_F(test_fabric_join, another_topology_is_refused_naming_it)
+{
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fabric_create(m_fabric, 2));
+
+    EXPECT_EQ("0", devices_seen("auto", {{"UCX_IB_EMU_HOSTS", "3"}}));
+    EXPECT_EQ(1u, errors_naming("fabric " + m_fabric +
+                                " has 2 hosts, not the 3 asked for"))
+            << m_last->errors();
+    EXPECT_EQ("4", devices_seen("auto", {{"UCX_IB_EMU_HOSTS", "2"}}));
+}
+
 TEST_F(test_fabric_join, stale_fabric_is_recycled)
 {
     uct_ib_emu_fabric_info_t info;
