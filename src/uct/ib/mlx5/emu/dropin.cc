@@ -8,7 +8,9 @@
 #include "model.h"
 
 #include <endian.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -18,6 +20,15 @@ namespace uct_ib_emu {
 namespace {
 
 constexpr uint16_t DEFAULT_PKEY = 0xffff;
+
+/* The character device numbers of the uverbs nodes (the kernel's
+ * IB_UVERBS_MAJOR and its first minor) */
+constexpr unsigned UVERBS_MAJOR      = 231;
+constexpr unsigned UVERBS_BASE_MINOR = 192;
+
+/* The PCI vendor of Mellanox devices (their IEEE OUI, VENDOR_ID, is what
+ * ibv_query_device reports) */
+constexpr unsigned PCI_VENDOR_ID = 0x15b3;
 
 __be64 dropin_get_device_guid(struct ibv_device *ibdev)
 {
@@ -151,8 +162,46 @@ bool port_attr(const device &dev, const std::string &rel, std::string *value)
     return true;
 }
 
+/* The CPUs "near" the device, as the kernel prints a cpumask: 32-bit hex
+ * groups, most significant first, separated by commas. The emulated device
+ * has no PCI locality: every configured CPU is near. */
+std::string local_cpus_str()
+{
+    long ncpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
+    std::string mask;
+    char group[16];
+
+    for (long base = ((ncpus - 1) / 32) * 32; base >= 0; base -= 32) {
+        long bits = std::min(32L, ncpus - base);
+        uint32_t value = (bits == 32) ? 0xffffffffu : ((1u << bits) - 1);
+
+        snprintf(group, sizeof(group), "%08x", value);
+        mask += (mask.empty() ? "" : ",") + std::string(group);
+    }
+    return mask;
+}
+
+/* device/<attr>: the PCI function behind the device */
+bool pci_attr(const device &dev, const std::string &name, std::string *value)
+{
+    if (name == "vendor") {
+        *value = hex_str(PCI_VENDOR_ID);
+    } else if (name == "device") {
+        *value = hex_str(dev.vendor_part_id);
+    } else if (name == "numa_node") {
+        *value = "-1"; /* as a device on a machine without NUMA */
+    } else if (name == "local_cpus") {
+        *value = local_cpus_str();
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool device_attr(const device &dev, const std::string &rel, std::string *value)
 {
+    static const std::string pci_dir = "device/";
+
     if (rel == "board_id") {
         *value = "MT_" + std::to_string(10000000000ull + dev.vendor_part_id)
                                  .substr(1);
@@ -168,6 +217,8 @@ bool device_attr(const device &dev, const std::string &rel, std::string *value)
         *value = "1: CA";
     } else if (rel == "node_desc") {
         *value = "emulated " + dev.name;
+    } else if (rel.compare(0, pci_dir.size(), pci_dir) == 0) {
+        return pci_attr(dev, rel.substr(pci_dir.size()), value);
     } else {
         return port_attr(dev, rel, value);
     }
@@ -180,6 +231,9 @@ bool verbs_attr(const device &dev, const std::string &rel, std::string *value)
         *value = dev.name;
     } else if (rel == "abi_version") {
         *value = "1";
+    } else if (rel == "dev") {
+        *value = std::to_string(UVERBS_MAJOR) + ":" +
+                 std::to_string(UVERBS_BASE_MINOR + dev.index);
     } else {
         return false;
     }

@@ -22,7 +22,8 @@
  * The exported symbols carry rdma-core's symbol versions (preload.map), so
  * versioned references bind here and not to the system's libraries.
  */
-#include <uct/ib/mlx5/emu/dropin.h>
+#include "preload.h"
+
 #include <uct/ib/glue/glue.h>
 
 #include <dlfcn.h>
@@ -67,6 +68,10 @@ struct model {
 model          the_model;
 pthread_once_t model_once = PTHREAD_ONCE_INIT;
 
+/* Set while this thread loads the model: the loader's own file calls must
+ * not wait for the load they are part of */
+thread_local bool model_loading = false;
+
 void *open_model_library(const std::string &path, std::string *error)
 {
     int flags = RTLD_NOW | RTLD_LOCAL;
@@ -83,7 +88,7 @@ void *open_model_library(const std::string &path, std::string *error)
     return handle;
 }
 
-void load_model()
+void load_model_locked()
 {
     std::string error, dir;
     const uct_ib_glue_ops_t *glue;
@@ -91,7 +96,7 @@ void load_model()
     Dl_info info;
     void *handle = nullptr;
 
-    if ((dladdr(reinterpret_cast<void*>(load_model), &info) != 0) &&
+    if ((dladdr(reinterpret_cast<void*>(load_model_locked), &info) != 0) &&
         (info.dli_fname != nullptr) && (strchr(info.dli_fname, '/') != NULL)) {
         dir    = info.dli_fname;
         dir    = dir.substr(0, dir.rfind('/') + 1);
@@ -123,6 +128,13 @@ void load_model()
 
     the_model.glue   = glue;
     the_model.dropin = dropin;
+}
+
+void load_model()
+{
+    model_loading = true;
+    load_model_locked();
+    model_loading = false;
 }
 
 /* The model, or NULL with errno ENOSYS */
@@ -164,6 +176,19 @@ const model *get_model()
     } while (0)
 
 } // namespace
+
+
+const uct_ib_emu_dropin_ops_t *preload_dropin_ops()
+{
+    const model *m;
+
+    if (model_loading) {
+        return nullptr;
+    }
+
+    m = get_model();
+    return (m == nullptr) ? nullptr : m->dropin;
+}
 
 
 /* ------------------------------------------------------------------------
