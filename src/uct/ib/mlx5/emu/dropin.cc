@@ -240,6 +240,76 @@ bool verbs_attr(const device &dev, const std::string &rel, std::string *value)
     return true;
 }
 
+/* The extended polling interface (ibv_start_poll, ...) is not modelled:
+ * a program that polls through it is told so */
+int cq_ex_start_poll(struct ibv_cq_ex *, struct ibv_poll_cq_attr *)
+{
+    return EOPNOTSUPP;
+}
+
+int cq_ex_next_poll(struct ibv_cq_ex *)
+{
+    return EOPNOTSUPP;
+}
+
+void cq_ex_end_poll(struct ibv_cq_ex *)
+{
+}
+
+struct ibv_cq_ex *dropin_create_cq(struct ibv_context *ibctx,
+                                   struct ibv_cq_init_attr_ex *attr,
+                                   struct mlx5dv_cq_init_attr *mlx5_attr)
+{
+    static constexpr uint64_t known_mlx5_mask =
+            MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE |
+            MLX5DV_CQ_INIT_ATTR_MASK_FLAGS |
+            MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+    uint32_t cqe_size = CQE_SIZE;
+    struct ibv_cq_ex *cq_ex;
+    struct ibv_cq *ibcq;
+
+    if ((attr == nullptr) || (attr->comp_mask & ~uint32_t(
+                                      IBV_CQ_INIT_ATTR_MASK_FLAGS)) ||
+        (attr->wc_flags & ~uint64_t(IBV_WC_STANDARD_FLAGS))) {
+        return fail_ptr<struct ibv_cq_ex>(EINVAL);
+    }
+    if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (attr->flags != 0)) {
+        return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP); /* no timestamps */
+    }
+
+    if (mlx5_attr != nullptr) {
+        if (mlx5_attr->comp_mask & ~known_mlx5_mask) {
+            return fail_ptr<struct ibv_cq_ex>(EINVAL);
+        }
+        if ((mlx5_attr->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE) ||
+            ((mlx5_attr->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_FLAGS) &&
+             (mlx5_attr->flags != 0))) {
+            /* the device reports no CQE compression and no padding */
+            return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
+        }
+        if (mlx5_attr->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE) {
+            cqe_size = mlx5_attr->cqe_size;
+            if ((cqe_size != 64) && (cqe_size != 128)) {
+                return fail_ptr<struct ibv_cq_ex>(EINVAL);
+            }
+        }
+    }
+
+    ibcq = cq_create(ibctx, static_cast<int>(attr->cqe), attr->cq_context,
+                     attr->channel, static_cast<int>(attr->comp_vector),
+                     cqe_size);
+    if (ibcq == nullptr) {
+        return nullptr;
+    }
+
+    /* The model's CQ begins with the ibv_cq_ex (model.h) */
+    cq_ex             = reinterpret_cast<struct ibv_cq_ex*>(ibcq);
+    cq_ex->start_poll = cq_ex_start_poll;
+    cq_ex->next_poll  = cq_ex_next_poll;
+    cq_ex->end_poll   = cq_ex_end_poll;
+    return cq_ex;
+}
+
 ssize_t dropin_sysfs_read(const char *dir, const char *file, char *buf,
                           size_t size, int *handled)
 {
@@ -285,5 +355,10 @@ extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
     .get_device_guid  = uct_ib_emu::dropin_get_device_guid,
     .get_device_index = uct_ib_emu::dropin_get_device_index,
     .query_pkey       = uct_ib_emu::dropin_query_pkey,
-    .sysfs_read       = uct_ib_emu::dropin_sysfs_read
+    .sysfs_read       = uct_ib_emu::dropin_sysfs_read,
+    .create_cq        = uct_ib_emu::dropin_create_cq,
+    .devx_create_event_channel  = uct_ib_emu::devx_create_event_channel,
+    .devx_destroy_event_channel = uct_ib_emu::devx_destroy_event_channel,
+    .devx_subscribe_devx_event  = uct_ib_emu::devx_subscribe_devx_event,
+    .devx_get_event             = uct_ib_emu::devx_get_event
 };
