@@ -181,10 +181,33 @@ std::string local_cpus_str()
     return mask;
 }
 
+/* The PCI function of a device: bus 0xe0 of domain 0, one slot per device
+ * (where real machines have none), and its sysfs directory, which
+ * /sys/class/infiniband/<dev>/device links to */
+std::string pci_slot(const device &dev)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "0000:e0:%02x.0", dev.index & 0x1f);
+    return buf;
+}
+
+std::string pci_dir(const device &dev)
+{
+    return "/sys/devices/pci0000:e0/" + pci_slot(dev);
+}
+
 /* device/<attr>: the PCI function behind the device */
 bool pci_attr(const device &dev, const std::string &name, std::string *value)
 {
-    if (name == "vendor") {
+    char buf[128];
+
+    if (name == "uevent") {
+        snprintf(buf, sizeof(buf),
+                 "DRIVER=mlx5_core\nPCI_ID=%04X:%04X\nPCI_SLOT_NAME=%s",
+                 PCI_VENDOR_ID, dev.vendor_part_id, pci_slot(dev).c_str());
+        *value = buf;
+    } else if (name == "vendor") {
         *value = hex_str(PCI_VENDOR_ID);
     } else if (name == "device") {
         *value = hex_str(dev.vendor_part_id);
@@ -325,6 +348,8 @@ ssize_t dropin_sysfs_read(const char *dir, const char *file, char *buf,
             found = device_attr(*dev, file, &value);
         } else if (strcmp(dir, dev->ibdev.dev_path) == 0) {
             found = verbs_attr(*dev, file, &value);
+        } else if (pci_dir(*dev) == dir) {
+            found = pci_attr(*dev, file, &value);
         } else {
             continue;
         }

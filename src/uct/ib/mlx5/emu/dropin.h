@@ -37,7 +37,9 @@ typedef struct uct_ib_emu_dropin_ops {
                       int index, __be16 *pkey);
 
     /* The sysfs file <dir>/<file> of an emulated device (dir is its
-     * ibdev_path or dev_path): *handled set to 1 and the content, without
+     * ibdev_path, its dev_path, or its PCI function's directory, which
+     * <ibdev_path>/device/uevent names in PCI_SLOT_NAME, under
+     * /sys/devices/pci0000:e0/): *handled set to 1 and the content, without
      * its trailing newline, copied NUL-terminated into buf (truncated to
      * size), returning its length, or -1 with errno ENOENT for a file the
      * device does not have. *handled 0 (and -1, ENOENT) when dir belongs to

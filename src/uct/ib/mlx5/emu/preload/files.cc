@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -42,12 +43,17 @@ extern "C" int __xstat(int ver, const char *path, struct stat *buf);
 extern "C" int __xstat64(int ver, const char *path, struct stat64 *buf);
 extern "C" int __open_2(const char *path, int flags);
 extern "C" int __open64_2(const char *path, int flags);
+extern "C" char *__realpath_chk(const char *path, char *resolved,
+                                size_t resolved_len);
 
 namespace {
 
 constexpr const char *DEV_DIR        = "/dev/infiniband/";
 constexpr const char *SYSFS_IB_DIR   = "/sys/class/infiniband/";
 constexpr const char *SYSFS_UV_DIR   = "/sys/class/infiniband_verbs/";
+/* The PCI bus of the emulated devices' functions (emu/dropin.cc) */
+constexpr const char *SYSFS_PCI_DIR  = "/sys/devices/pci0000:e0/";
+constexpr const char *PCI_SLOT_KEY   = "PCI_SLOT_NAME=";
 
 /* What sysfs reports for an attribute file: a page, whatever it holds */
 constexpr off_t  SYSFS_FILE_SIZE     = 4096;
@@ -133,6 +139,8 @@ bool lookup(const char *path, entry *e)
         class_dir = SYSFS_IB_DIR;
     } else if (has_prefix(path, SYSFS_UV_DIR)) {
         class_dir = SYSFS_UV_DIR;
+    } else if (has_prefix(path, SYSFS_PCI_DIR)) {
+        class_dir = SYSFS_PCI_DIR;
     } else {
         return false;
     }
@@ -296,6 +304,55 @@ FILE *entry_fopen(const entry &e, const char *mode)
         errno = err;
     }
     return file;
+}
+
+/* The target of an emulated device's /sys/class/infiniband/<dev> link:
+ * <its PCI function's directory>/infiniband/<dev>; false: not one */
+bool model_device_realpath(const char *path, std::string *target)
+{
+    const uct_ib_emu_dropin_ops_t *dropin;
+    const char *name, *slot;
+    size_t slot_len;
+    entry e;
+
+    if ((path == nullptr) || !has_prefix(path, SYSFS_IB_DIR)) {
+        return false;
+    }
+
+    name = path + strlen(SYSFS_IB_DIR);
+    if ((*name == '\0') || (strchr(name, '/') != nullptr)) {
+        return false;
+    }
+
+    int saved_errno = errno;
+    dropin          = preload_dropin_ops();
+    errno           = saved_errno;
+    if ((dropin == nullptr) ||
+        !model_attr(dropin, path, "device/uevent", &e) ||
+        (e.type != entry_type::ATTRIBUTE) ||
+        ((slot = strstr(e.content.c_str(), PCI_SLOT_KEY)) == nullptr)) {
+        return false;
+    }
+
+    slot    += strlen(PCI_SLOT_KEY);
+    slot_len = strcspn(slot, "\n");
+    *target  = SYSFS_PCI_DIR + std::string(slot, slot_len) + "/infiniband/" +
+               name;
+    return true;
+}
+
+char *copy_realpath(const std::string &target, char *resolved,
+                    size_t resolved_len)
+{
+    if (resolved == nullptr) {
+        return strdup(target.c_str());
+    }
+    if (target.size() >= resolved_len) {
+        errno = ENAMETOOLONG;
+        return nullptr;
+    }
+    memcpy(resolved, target.c_str(), target.size() + 1);
+    return resolved;
 }
 
 mode_t open_mode(int flags, va_list ap)
@@ -470,4 +527,39 @@ PRELOAD_EXPORT FILE *fopen64(const char *path, const char *mode)
         return nullptr;
     }
     return next(path, mode);
+}
+
+/* A device's sysfs directory links to its place under its PCI function */
+PRELOAD_EXPORT char *realpath(const char *path, char *resolved)
+{
+    static const auto next = next_func<decltype(&::realpath)>("realpath");
+    std::string target;
+
+    if (model_device_realpath(path, &target)) {
+        return copy_realpath(target, resolved, PATH_MAX);
+    }
+    if (next == nullptr) {
+        errno = ENOSYS;
+        return nullptr;
+    }
+    return next(path, resolved);
+}
+
+PRELOAD_EXPORT char *__realpath_chk(const char *path, char *resolved,
+                                    size_t resolved_len)
+{
+    static const auto next = next_func<char *(*)(const char*, char*, size_t)>(
+            "__realpath_chk");
+    std::string target;
+
+    if (model_device_realpath(path, &target)) {
+        return copy_realpath(target, resolved,
+                             (resolved_len < PATH_MAX) ? resolved_len :
+                                                         PATH_MAX);
+    }
+    if (next == nullptr) {
+        errno = ENOSYS;
+        return nullptr;
+    }
+    return next(path, resolved, resolved_len);
 }
