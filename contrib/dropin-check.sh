@@ -17,6 +17,12 @@
 #             processes, two hosts of one fabric: RoCEv2 (-d mlx5_0 -g 3)
 #             and InfiniBand (-d mlx5_2), each with polling and with
 #             completion events (-e)
+#   ucx_info  UCX 1.13.1's ucx_info -d (Debian's ucx-utils): the DevX md opens
+#             on every device, rc_mlx5 and rc_verbs are listed with their
+#             capabilities on all four ports, the RoCE port uses GID index 3
+#             (RoCEv2); run with UCX_IB_MLX5_DEVX_OBJECTS=rcqp, since the
+#             model has no CREATE_RMP. ud_mlx5/ud_verbs are reported as
+#             skipped: UD QPs are not modelled (README)
 # Prints "dropin: ok: ..." or "dropin: FAILED: ..." per check, then
 # "N passed, N failed, N skipped". Exit status 0 if all passed, 1 if any
 # failed, 77 (skipped, with the reason) if ibverbs-utils is absent and
@@ -202,5 +208,41 @@ pingpong roce-v2-events -d mlx5_0 -g 3 -e
 pingpong ib             -d mlx5_2
 pingpong ib-events      -d mlx5_2 -e
 
-echo "$passed passed, $failed failed, 0 skipped"
+# --- ucx_info: UCX 1.13.1 on the emulated devices
+skipped=0
+skip() {
+    echo "dropin: SKIPPED: $*"
+    skipped=$((skipped + 1))
+}
+
+ucx_info_check() {
+    local log=$work/ucx_info.log dev tl
+
+    for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3; do
+        grep -q "$dev: opened DEVX md" "$log" ||
+            { echo "    $dev: no DevX md"; return 1; }
+        for tl in rc_mlx5 rc_verbs; do
+            # the transport's section has its capabilities
+            awk -v t="$tl" -v d="$dev:1" '
+                /Transport:/ {on = ($3 == t)}
+                on && /Device:/ {dev_ok = ($3 == d)}
+                on && dev_ok && /bandwidth:/ {found = 1}
+                END {exit !found}' "$log" ||
+                { echo "    $tl on $dev:1: not listed with capabilities"; return 1; }
+        done
+    done
+    grep -q "mlx5_0:1 using gid_index 3" "$log" ||
+        { echo "    mlx5_0:1: the RoCEv2 GID (index 3) not selected"; return 1; }
+}
+if ! command -v ucx_info >/dev/null || ! ucx_info -v 2>/dev/null | grep -q "Version 1\.13\."; then
+    skip "ucx_info: Debian's ucx-utils (UCX 1.13) not installed"
+elif UCX_LOG_LEVEL=debug UCX_IB_MLX5_DEVX_OBJECTS=rcqp run ucx_info ucx_info -d &&
+     ucx_info_check; then
+    ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5 and rc_verbs on 4 ports, RoCEv2 GID index 3"
+    skip "ucx_info: ud_mlx5/ud_verbs listed but their ifaces fail: UD QPs are not modelled"
+else
+    fail "ucx_info: ucx_info -d"; grep -E "Transport:|Device:|ERROR|Assertion" "$work/ucx_info.log" | show /dev/stdin
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

@@ -326,7 +326,16 @@ enum {
 /* QUERY_HCA_CAP capability types */
 enum {
     UCT_MLX5_HCA_CAP_GENERAL = 0x0, /* cmd_hca_cap */
+    UCT_MLX5_HCA_CAP_ATOMIC  = 0x3, /* atomic_cap */
     UCT_MLX5_HCA_CAP_ROCE    = 0x4  /* roce_cap */
+};
+
+/* atomic_operations bits and atomic_size_qp/dc sizes (bit n: 2^n bytes) */
+enum {
+    UCT_MLX5_ATOMIC_OPS_CMP_SWAP         = UCS_BIT(0),
+    UCT_MLX5_ATOMIC_OPS_FETCH_ADD        = UCS_BIT(1),
+    UCT_MLX5_ATOMIC_OPS_MASKED_CMP_SWAP  = UCS_BIT(2),
+    UCT_MLX5_ATOMIC_OPS_MASKED_FETCH_ADD = UCS_BIT(3)
 };
 
 /* QUERY_HCA_CAP op_mod asking for the current (not the maximal) values */
@@ -1074,10 +1083,23 @@ UCT_MLX5_PRM_FIELD(fl_rc_qp_when_roce_enabled,   6, 1);
 UCT_MLX5_PRM_FIELD(qp_ts_format,                30, 2);
 } // namespace roce_cap
 
+namespace atomic_cap {
+UCT_MLX5_PRM_SIZE(2048);
+UCT_MLX5_PRM_FIELD(atomic_req_8B_endianness_mode,               64,  2);
+UCT_MLX5_PRM_FIELD(supported_atomic_req_8B_endianness_mode_1,   70,  1);
+UCT_MLX5_PRM_FIELD(atomic_operations,                          144, 16);
+UCT_MLX5_PRM_FIELD(atomic_size_qp,                             176, 16);
+UCT_MLX5_PRM_FIELD(atomic_size_dc,                             208, 16);
+UCT_MLX5_PRM_FIELD(fetch_add_pci_atomic,                       640, 16);
+UCT_MLX5_PRM_FIELD(swap_pci_atomic,                            656, 16);
+UCT_MLX5_PRM_FIELD(compare_swap_pci_atomic,                    672, 16);
+} // namespace atomic_cap
+
 /* Only the members whose layouts are defined here */
 namespace hca_cap_union {
 UCT_MLX5_PRM_SIZE(32768);
 UCT_MLX5_PRM_EMBED(cmd_hca_cap, 0, 2048, cmd_hca_cap);
+UCT_MLX5_PRM_EMBED(atomic_caps, 0, 2048, atomic_cap);
 UCT_MLX5_PRM_EMBED(roce_caps,   0, 2048, roce_cap);
 } // namespace hca_cap_union
 

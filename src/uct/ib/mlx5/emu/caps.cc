@@ -1,5 +1,6 @@
 /*
- * QUERY_HCA_CAP: the general device capabilities (cmd_hca_cap) and the RoCE
+ * QUERY_HCA_CAP: the general device capabilities (cmd_hca_cap), the atomic
+ * capabilities (atomic_cap) and the RoCE
  * capabilities (roce_cap), consistent with the verbs attributes the device
  * reports and with the limits its commands enforce.
  */
@@ -19,6 +20,10 @@ constexpr unsigned PORT_TYPE_ETH = 0x1;
 template <typename F>
 using general_cap = prm::at<prm::query_hca_cap_out::capability,
                             prm::hca_cap_union::cmd_hca_cap, F>;
+
+template <typename F>
+using atomic_cap = prm::at<prm::query_hca_cap_out::capability,
+                           prm::hca_cap_union::atomic_caps, F>;
 
 template <typename F>
 using roce_cap = prm::at<prm::query_hca_cap_out::capability,
@@ -66,6 +71,21 @@ void fill_general_caps(const device *dev, uint32_t *out)
     }
 }
 
+/* What the responder executes (responder.cc): the standard and the masked
+ * atomics, on 4 and 8 bytes, in host endianness; no PCI atomics */
+void fill_atomic_caps(uint32_t *out)
+{
+    namespace cap = prm::atomic_cap;
+
+    put<atomic_cap<cap::atomic_req_8B_endianness_mode>>(out, 1);
+    put<atomic_cap<cap::supported_atomic_req_8B_endianness_mode_1>>(out, 1);
+    put<atomic_cap<cap::atomic_operations>>(
+            out, UCT_MLX5_ATOMIC_OPS_CMP_SWAP | UCT_MLX5_ATOMIC_OPS_FETCH_ADD |
+                 UCT_MLX5_ATOMIC_OPS_MASKED_CMP_SWAP |
+                 UCT_MLX5_ATOMIC_OPS_MASKED_FETCH_ADD);
+    put<atomic_cap<cap::atomic_size_qp>>(out, UCS_BIT(2) | UCS_BIT(3));
+}
+
 void fill_roce_caps(const device *dev, uint32_t *out)
 {
     namespace cap = prm::roce_cap;
@@ -100,6 +120,9 @@ fw_result query_hca_cap_cmd(const context *ctx, const mailbox &in,
     switch (cap_type) {
     case UCT_MLX5_HCA_CAP_GENERAL:
         fill_general_caps(ctx->dev, out.dw());
+        return FW_OK;
+    case UCT_MLX5_HCA_CAP_ATOMIC:
+        fill_atomic_caps(out.dw());
         return FW_OK;
     case UCT_MLX5_HCA_CAP_ROCE:
         if (!ctx->dev->is_eth()) {

@@ -83,7 +83,8 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         return false;
     }
 
-    slot  = c->buf.bytes() + size_t(c->exec.pi & (c->cqe_cnt - 1)) * CQE_SIZE;
+    slot  = c->buf.bytes() + size_t(c->exec.pi & (c->cqe_cnt - 1)) *
+                             c->cqe_size + (c->cqe_size - CQE_SIZE);
     owner = (c->exec.pi & c->cqe_cnt) ? 1 : 0;
 
     /* The body is built aside and copied in at once: the slot's line is
@@ -133,6 +134,7 @@ void qp_to_error(emu_state &s, qp *q, const char *why)
     if (!q->devx) {
         qp_send_state_changed(s, q, IBV_QPS_ERR);
     }
+    devx_events_qp_error(q);
 }
 
 } // namespace uct_ib_emu

@@ -249,6 +249,7 @@ int emu_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
 
 void devx_obj_destroy_locked(emu_state &s, devx_obj *obj)
 {
+    devx_events_release_obj(obj);
     devx_qp_destroy(obj->qp);
     unregister_handle(s, obj);
     remove_object(obj->ctx, obj);

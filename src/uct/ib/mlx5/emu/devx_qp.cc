@@ -575,7 +575,10 @@ fw_result qp_modify_cmd(qp *q, const mailbox &in)
         if (!in.fits<prm::qp_2err_in::layout>()) {
             return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
         }
-        q->state = UCT_MLX5_QP_STATE_ERR;
+        if (q->state != UCT_MLX5_QP_STATE_ERR) {
+            q->state = UCT_MLX5_QP_STATE_ERR;
+            devx_events_qp_error(q);
+        }
         return FW_OK;
     case UCT_MLX5_CMD_OP_2RST_QP:
         if (!in.fits<prm::qp_2rst_in::layout>()) {

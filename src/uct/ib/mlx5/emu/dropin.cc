@@ -8,7 +8,9 @@
 #include "model.h"
 
 #include <endian.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -18,6 +20,15 @@ namespace uct_ib_emu {
 namespace {
 
 constexpr uint16_t DEFAULT_PKEY = 0xffff;
+
+/* The character device numbers of the uverbs nodes (the kernel's
+ * IB_UVERBS_MAJOR and its first minor) */
+constexpr unsigned UVERBS_MAJOR      = 231;
+constexpr unsigned UVERBS_BASE_MINOR = 192;
+
+/* The PCI vendor of Mellanox devices (their IEEE OUI, VENDOR_ID, is what
+ * ibv_query_device reports) */
+constexpr unsigned PCI_VENDOR_ID = 0x15b3;
 
 __be64 dropin_get_device_guid(struct ibv_device *ibdev)
 {
@@ -151,8 +162,69 @@ bool port_attr(const device &dev, const std::string &rel, std::string *value)
     return true;
 }
 
+/* The CPUs "near" the device, as the kernel prints a cpumask: 32-bit hex
+ * groups, most significant first, separated by commas. The emulated device
+ * has no PCI locality: every configured CPU is near. */
+std::string local_cpus_str()
+{
+    long ncpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
+    std::string mask;
+    char group[16];
+
+    for (long base = ((ncpus - 1) / 32) * 32; base >= 0; base -= 32) {
+        long bits = std::min(32L, ncpus - base);
+        uint32_t value = (bits == 32) ? 0xffffffffu : ((1u << bits) - 1);
+
+        snprintf(group, sizeof(group), "%08x", value);
+        mask += (mask.empty() ? "" : ",") + std::string(group);
+    }
+    return mask;
+}
+
+/* The PCI function of a device: bus 0xe0 of domain 0, one slot per device
+ * (where real machines have none), and its sysfs directory, which
+ * /sys/class/infiniband/<dev>/device links to */
+std::string pci_slot(const device &dev)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "0000:e0:%02x.0", dev.index & 0x1f);
+    return buf;
+}
+
+std::string pci_dir(const device &dev)
+{
+    return "/sys/devices/pci0000:e0/" + pci_slot(dev);
+}
+
+/* device/<attr>: the PCI function behind the device */
+bool pci_attr(const device &dev, const std::string &name, std::string *value)
+{
+    char buf[128];
+
+    if (name == "uevent") {
+        snprintf(buf, sizeof(buf),
+                 "DRIVER=mlx5_core\nPCI_ID=%04X:%04X\nPCI_SLOT_NAME=%s",
+                 PCI_VENDOR_ID, dev.vendor_part_id, pci_slot(dev).c_str());
+        *value = buf;
+    } else if (name == "vendor") {
+        *value = hex_str(PCI_VENDOR_ID);
+    } else if (name == "device") {
+        *value = hex_str(dev.vendor_part_id);
+    } else if (name == "numa_node") {
+        *value = "-1"; /* as a device on a machine without NUMA */
+    } else if (name == "local_cpus") {
+        *value = local_cpus_str();
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool device_attr(const device &dev, const std::string &rel, std::string *value)
 {
+    static const std::string pci_dir = "device/";
+
     if (rel == "board_id") {
         *value = "MT_" + std::to_string(10000000000ull + dev.vendor_part_id)
                                  .substr(1);
@@ -168,6 +240,8 @@ bool device_attr(const device &dev, const std::string &rel, std::string *value)
         *value = "1: CA";
     } else if (rel == "node_desc") {
         *value = "emulated " + dev.name;
+    } else if (rel.compare(0, pci_dir.size(), pci_dir) == 0) {
+        return pci_attr(dev, rel.substr(pci_dir.size()), value);
     } else {
         return port_attr(dev, rel, value);
     }
@@ -180,10 +254,83 @@ bool verbs_attr(const device &dev, const std::string &rel, std::string *value)
         *value = dev.name;
     } else if (rel == "abi_version") {
         *value = "1";
+    } else if (rel == "dev") {
+        *value = std::to_string(UVERBS_MAJOR) + ":" +
+                 std::to_string(UVERBS_BASE_MINOR + dev.index);
     } else {
         return false;
     }
     return true;
+}
+
+/* The extended polling interface (ibv_start_poll, ...) is not modelled:
+ * a program that polls through it is told so */
+int cq_ex_start_poll(struct ibv_cq_ex *, struct ibv_poll_cq_attr *)
+{
+    return EOPNOTSUPP;
+}
+
+int cq_ex_next_poll(struct ibv_cq_ex *)
+{
+    return EOPNOTSUPP;
+}
+
+void cq_ex_end_poll(struct ibv_cq_ex *)
+{
+}
+
+struct ibv_cq_ex *dropin_create_cq(struct ibv_context *ibctx,
+                                   struct ibv_cq_init_attr_ex *attr,
+                                   struct mlx5dv_cq_init_attr *mlx5_attr)
+{
+    static constexpr uint64_t known_mlx5_mask =
+            MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE |
+            MLX5DV_CQ_INIT_ATTR_MASK_FLAGS |
+            MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+    uint32_t cqe_size = CQE_SIZE;
+    struct ibv_cq_ex *cq_ex;
+    struct ibv_cq *ibcq;
+
+    if ((attr == nullptr) || (attr->comp_mask & ~uint32_t(
+                                      IBV_CQ_INIT_ATTR_MASK_FLAGS)) ||
+        (attr->wc_flags & ~uint64_t(IBV_WC_STANDARD_FLAGS))) {
+        return fail_ptr<struct ibv_cq_ex>(EINVAL);
+    }
+    if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (attr->flags != 0)) {
+        return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP); /* no timestamps */
+    }
+
+    if (mlx5_attr != nullptr) {
+        if (mlx5_attr->comp_mask & ~known_mlx5_mask) {
+            return fail_ptr<struct ibv_cq_ex>(EINVAL);
+        }
+        if ((mlx5_attr->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE) ||
+            ((mlx5_attr->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_FLAGS) &&
+             (mlx5_attr->flags != 0))) {
+            /* the device reports no CQE compression and no padding */
+            return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
+        }
+        if (mlx5_attr->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE) {
+            cqe_size = mlx5_attr->cqe_size;
+            if ((cqe_size != 64) && (cqe_size != 128)) {
+                return fail_ptr<struct ibv_cq_ex>(EINVAL);
+            }
+        }
+    }
+
+    ibcq = cq_create(ibctx, static_cast<int>(attr->cqe), attr->cq_context,
+                     attr->channel, static_cast<int>(attr->comp_vector),
+                     cqe_size);
+    if (ibcq == nullptr) {
+        return nullptr;
+    }
+
+    /* The model's CQ begins with the ibv_cq_ex (model.h) */
+    cq_ex             = reinterpret_cast<struct ibv_cq_ex*>(ibcq);
+    cq_ex->start_poll = cq_ex_start_poll;
+    cq_ex->next_poll  = cq_ex_next_poll;
+    cq_ex->end_poll   = cq_ex_end_poll;
+    return cq_ex;
 }
 
 ssize_t dropin_sysfs_read(const char *dir, const char *file, char *buf,
@@ -201,6 +348,8 @@ ssize_t dropin_sysfs_read(const char *dir, const char *file, char *buf,
             found = device_attr(*dev, file, &value);
         } else if (strcmp(dir, dev->ibdev.dev_path) == 0) {
             found = verbs_attr(*dev, file, &value);
+        } else if (pci_dir(*dev) == dir) {
+            found = pci_attr(*dev, file, &value);
         } else {
             continue;
         }
@@ -231,5 +380,10 @@ extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
     .get_device_guid  = uct_ib_emu::dropin_get_device_guid,
     .get_device_index = uct_ib_emu::dropin_get_device_index,
     .query_pkey       = uct_ib_emu::dropin_query_pkey,
-    .sysfs_read       = uct_ib_emu::dropin_sysfs_read
+    .sysfs_read       = uct_ib_emu::dropin_sysfs_read,
+    .create_cq        = uct_ib_emu::dropin_create_cq,
+    .devx_create_event_channel  = uct_ib_emu::devx_create_event_channel,
+    .devx_destroy_event_channel = uct_ib_emu::devx_destroy_event_channel,
+    .devx_subscribe_devx_event  = uct_ib_emu::devx_subscribe_devx_event,
+    .devx_get_event             = uct_ib_emu::devx_get_event
 };

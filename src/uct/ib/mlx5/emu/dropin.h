@@ -10,6 +10,7 @@
 #define UCT_IB_MLX5_EMU_DROPIN_H_
 
 #include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,7 +18,7 @@
 extern "C" {
 #endif
 
-#define UCT_IB_EMU_DROPIN_VERSION 1
+#define UCT_IB_EMU_DROPIN_VERSION 2
 #define UCT_IB_EMU_DROPIN_SYMBOL  "uct_ib_emu_dropin_ops"
 
 typedef struct uct_ib_emu_dropin_ops {
@@ -36,13 +37,35 @@ typedef struct uct_ib_emu_dropin_ops {
                       int index, __be16 *pkey);
 
     /* The sysfs file <dir>/<file> of an emulated device (dir is its
-     * ibdev_path or dev_path): *handled set to 1 and the content, without
+     * ibdev_path, its dev_path, or its PCI function's directory, which
+     * <ibdev_path>/device/uevent names in PCI_SLOT_NAME, under
+     * /sys/devices/pci0000:e0/): *handled set to 1 and the content, without
      * its trailing newline, copied NUL-terminated into buf (truncated to
      * size), returning its length, or -1 with errno ENOENT for a file the
      * device does not have. *handled 0 (and -1, ENOENT) when dir belongs to
      * no emulated device: the caller reads the real file. */
     ssize_t (*sysfs_read)(const char *dir, const char *file, char *buf,
                           size_t size, int *handled);
+
+    /* mlx5dv_create_cq: a CQ of 64- or 128-byte CQEs; NULL with errno
+     * (EINVAL: bad context or attributes; EOPNOTSUPP: CQE compression,
+     * padding or flags the model has not) */
+    struct ibv_cq_ex *(*create_cq)(struct ibv_context *context,
+                                   struct ibv_cq_init_attr_ex *cq_attr,
+                                   struct mlx5dv_cq_init_attr *mlx5_cq_attr);
+
+    /* DevX event channels, with rdma-core's conventions */
+    struct mlx5dv_devx_event_channel *(*devx_create_event_channel)(
+            struct ibv_context *context, uint32_t flags);
+    void (*devx_destroy_event_channel)(
+            struct mlx5dv_devx_event_channel *channel);
+    int (*devx_subscribe_devx_event)(
+            struct mlx5dv_devx_event_channel *channel,
+            struct mlx5dv_devx_obj *obj, uint16_t events_sz,
+            const uint16_t *events_num, uint64_t cookie);
+    ssize_t (*devx_get_event)(struct mlx5dv_devx_event_channel *channel,
+                              struct mlx5dv_devx_async_event_hdr *event_data,
+                              size_t event_resp_len);
 } uct_ib_emu_dropin_ops_t;
 
 extern const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops;

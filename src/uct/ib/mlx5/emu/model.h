@@ -191,7 +191,8 @@ enum class kind {
     UAR,
     MKEY,       /* indirect mkey (mlx5dv_mkey) */
     QP_DV_EX,   /* the mlx5dv_qp_ex view of an extended verbs QP */
-    COMP_CHANNEL
+    COMP_CHANNEL,
+    DEVX_EVENT_CHANNEL
 };
 
 struct context;
@@ -312,9 +313,19 @@ struct verbs_cqe {
 struct cq : object {
     static constexpr kind KIND = kind::CQ;
 
-    struct ibv_cq ibv     = {};
-    uint32_t      cqn     = 0;
-    uint32_t      cqe_cnt = 0; /* ring entries, a power of two */
+    /* An extended CQ (mlx5dv_create_cq) begins as a plain one */
+    union {
+        struct ibv_cq    ibv = {};
+        struct ibv_cq_ex ibv_ex;
+    };
+    static_assert(offsetof(struct ibv_cq_ex, async_events_completed) ==
+                  offsetof(struct ibv_cq, async_events_completed),
+                  "ibv_cq_ex_to_cq() requires an ibv_cq_ex to begin as an "
+                  "ibv_cq");
+    uint32_t      cqn      = 0;
+    uint32_t      cqe_cnt  = 0; /* ring entries, a power of two */
+    uint32_t      cqe_size = CQE_SIZE; /* bytes per entry: 64 or 128; the
+                                        * 64-byte CQE is at its end */
     dma_buffer    buf;
     dma_buffer    dbrec;
     unsigned      refs    = 0; /* QPs using it */
@@ -540,6 +551,27 @@ struct qp : object {
     void reset_connection();
 };
 
+/* A DevX event channel (devx_events.cc): the user reads its fd, one
+ * SOCK_SEQPACKET end, the device writes each event as one record into the
+ * other */
+struct devx_event_channel : object {
+    static constexpr kind KIND = kind::DEVX_EVENT_CHANNEL;
+
+    struct subscription {
+        const struct devx_obj *obj;    /* NULL: an unaffiliated event */
+        uint16_t              event;
+        uint64_t              cookie;
+    };
+
+    struct mlx5dv_devx_event_channel ibv = {-1};
+    int                       device_fd   = -1;
+    bool                      omit_data   = false;
+    std::vector<subscription> subscriptions;
+
+    using object::object;
+    ~devx_event_channel() override;
+};
+
 /* A DevX object handle (struct mlx5dv_devx_obj is opaque in rdma-core) */
 struct devx_obj : object {
     static constexpr kind KIND = kind::DEVX_OBJ;
@@ -746,6 +778,26 @@ void ah_destroy_locked(emu_state &s, ah *a);
 void mr_destroy_locked(emu_state &s, mr *m);
 void srq_destroy_locked(emu_state &s, srq *q);
 void cq_destroy_locked(emu_state &s, cq *c);
+/* A CQ with cqe_size-byte entries (64 or 128), checked by the caller */
+struct ibv_cq *cq_create(struct ibv_context *ibctx, int cqe, void *cq_context,
+                         struct ibv_comp_channel *channel, int comp_vector,
+                         uint32_t cqe_size);
+
+/* DevX event channels (devx_events.cc) */
+struct mlx5dv_devx_event_channel *
+devx_create_event_channel(struct ibv_context *ibctx, uint32_t flags);
+void devx_destroy_event_channel(struct mlx5dv_devx_event_channel *handle);
+int devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *handle,
+                              struct mlx5dv_devx_obj *obj_handle,
+                              uint16_t events_sz, const uint16_t *events_num,
+                              uint64_t cookie);
+ssize_t devx_get_event(struct mlx5dv_devx_event_channel *handle,
+                       struct mlx5dv_devx_async_event_hdr *event_data,
+                       size_t event_resp_len);
+/* Subscriptions to an object end when it is destroyed */
+void devx_events_release_obj(const devx_obj *obj);
+/* A QP entered the error state: its affiliated events */
+void devx_events_qp_error(const qp *q);
 void comp_channel_destroy_locked(emu_state &s, comp_channel *ch);
 void uar_destroy_locked(emu_state &s, uar *u);
 void mkey_destroy_locked(emu_state &s, mkey *m);

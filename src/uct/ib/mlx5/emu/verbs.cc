@@ -190,6 +190,13 @@ struct ibv_cq *emu_create_cq(struct ibv_context *ibctx, int cqe,
                              struct ibv_comp_channel *channel,
                              int comp_vector)
 {
+    return cq_create(ibctx, cqe, cq_context, channel, comp_vector, CQE_SIZE);
+}
+
+struct ibv_cq *cq_create(struct ibv_context *ibctx, int cqe, void *cq_context,
+                         struct ibv_comp_channel *channel, int comp_vector,
+                         uint32_t cqe_size)
+{
     emu_state &s = state();
     guard g(s.lock);
     context *ctx = find<context>(s, ibctx);
@@ -213,16 +220,17 @@ struct ibv_cq *emu_create_cq(struct ibv_context *ibctx, int cqe,
         }
     }
 
-    c          = std::make_unique<cq>(ctx);
-    c->cqe_cnt = 1u << ilog2_ceil(static_cast<uint64_t>(cqe) + 1);
-    if (!c->buf.alloc(size_t(c->cqe_cnt) * CQE_SIZE) ||
+    c           = std::make_unique<cq>(ctx);
+    c->cqe_cnt  = 1u << ilog2_ceil(static_cast<uint64_t>(cqe) + 1);
+    c->cqe_size = cqe_size;
+    if (!c->buf.alloc(size_t(c->cqe_cnt) * cqe_size) ||
         !c->dbrec.alloc(2 * sizeof(uint32_t), 64)) {
         return fail_ptr<struct ibv_cq>(ENOMEM);
     }
 
     /* Hardware owns every entry: invalid opcode, owner bit 0 */
     for (i = 0; i < c->cqe_cnt; ++i) {
-        c->buf.bytes()[i * CQE_SIZE + CQE_SIZE - 1] = CQE_INVALID_OP_OWN;
+        c->buf.bytes()[(i + 1) * cqe_size - 1] = CQE_INVALID_OP_OWN;
     }
 
     cq_events_init(c.get());
@@ -523,7 +531,7 @@ void init_obj_cq(const cq *c, struct mlx5dv_cq *out)
     out->buf       = c->buf.get();
     out->dbrec     = static_cast<__be32*>(c->dbrec.get());
     out->cqe_cnt   = c->cqe_cnt;
-    out->cqe_size  = CQE_SIZE;
+    out->cqe_size  = c->cqe_size;
     out->cq_uar    = c->ctx->drv_uar->mem.get();
     out->cqn       = c->cqn;
     out->comp_mask = 0;

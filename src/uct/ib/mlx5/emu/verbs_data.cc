@@ -333,7 +333,7 @@ int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc)
     while (count < num) {
         const uint8_t *raw = c->buf.bytes() +
                              size_t(c->exec.sw_ci & (c->cqe_cnt - 1)) *
-                             CQE_SIZE;
+                             c->cqe_size + (c->cqe_size - CQE_SIZE);
         uint8_t op_own     = __atomic_load_n(&raw[CQE_SIZE - 1],
                                              __ATOMIC_ACQUIRE);
 

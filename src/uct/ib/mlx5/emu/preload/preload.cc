@@ -22,7 +22,8 @@
  * The exported symbols carry rdma-core's symbol versions (preload.map), so
  * versioned references bind here and not to the system's libraries.
  */
-#include <uct/ib/mlx5/emu/dropin.h>
+#include "preload.h"
+
 #include <uct/ib/glue/glue.h>
 
 #include <dlfcn.h>
@@ -67,6 +68,10 @@ struct model {
 model          the_model;
 pthread_once_t model_once = PTHREAD_ONCE_INIT;
 
+/* Set while this thread loads the model: the loader's own file calls must
+ * not wait for the load they are part of */
+thread_local bool model_loading = false;
+
 void *open_model_library(const std::string &path, std::string *error)
 {
     int flags = RTLD_NOW | RTLD_LOCAL;
@@ -83,7 +88,7 @@ void *open_model_library(const std::string &path, std::string *error)
     return handle;
 }
 
-void load_model()
+void load_model_locked()
 {
     std::string error, dir;
     const uct_ib_glue_ops_t *glue;
@@ -91,7 +96,7 @@ void load_model()
     Dl_info info;
     void *handle = nullptr;
 
-    if ((dladdr(reinterpret_cast<void*>(load_model), &info) != 0) &&
+    if ((dladdr(reinterpret_cast<void*>(load_model_locked), &info) != 0) &&
         (info.dli_fname != nullptr) && (strchr(info.dli_fname, '/') != NULL)) {
         dir    = info.dli_fname;
         dir    = dir.substr(0, dir.rfind('/') + 1);
@@ -123,6 +128,13 @@ void load_model()
 
     the_model.glue   = glue;
     the_model.dropin = dropin;
+}
+
+void load_model()
+{
+    model_loading = true;
+    load_model_locked();
+    model_loading = false;
 }
 
 /* The model, or NULL with errno ENOSYS */
@@ -164,6 +176,19 @@ const model *get_model()
     } while (0)
 
 } // namespace
+
+
+const uct_ib_emu_dropin_ops_t *preload_dropin_ops()
+{
+    const model *m;
+
+    if (model_loading) {
+        return nullptr;
+    }
+
+    m = get_model();
+    return (m == nullptr) ? nullptr : m->dropin;
+}
 
 
 /* ------------------------------------------------------------------------
@@ -718,18 +743,18 @@ PRELOAD_EXPORT int mlx5dv_devx_query_eqn(struct ibv_context *context,
     FWD_ERRNO(devx_query_eqn, context, vector, eqn);
 }
 
-/*
- * libmlx5 entry points UCX 1.13.1 imports that the model does not offer yet
- * (no glue slot): they fail as on a device without the capability, so a
- * program never reaches the system's libmlx5 with one of our objects.
- */
+/* The libmlx5 entry points only the drop-in front-end calls: the model's
+ * drop-in table */
 
 PRELOAD_EXPORT struct ibv_cq_ex *
-mlx5dv_create_cq(struct ibv_context *, struct ibv_cq_init_attr_ex *,
-                 struct mlx5dv_cq_init_attr *)
+mlx5dv_create_cq(struct ibv_context *context,
+                 struct ibv_cq_init_attr_ex *cq_attr,
+                 struct mlx5dv_cq_init_attr *mlx5_cq_attr)
 {
-    errno = EOPNOTSUPP;
-    return nullptr;
+    const model *m = get_model();
+
+    return (m == nullptr) ? nullptr :
+           m->dropin->create_cq(context, cq_attr, mlx5_cq_attr);
 }
 
 PRELOAD_EXPORT int mlx5dv_devx_qp_modify(struct ibv_qp *, const void *, size_t,
@@ -745,30 +770,46 @@ PRELOAD_EXPORT int mlx5dv_devx_qp_query(struct ibv_qp *, const void *, size_t,
 }
 
 PRELOAD_EXPORT struct mlx5dv_devx_event_channel *
-mlx5dv_devx_create_event_channel(struct ibv_context *,
-                                 enum mlx5dv_devx_create_event_channel_flags)
+mlx5dv_devx_create_event_channel(
+        struct ibv_context *context,
+        enum mlx5dv_devx_create_event_channel_flags flags)
 {
-    errno = EOPNOTSUPP;
-    return nullptr;
+    const model *m = get_model();
+
+    return (m == nullptr) ? nullptr :
+           m->dropin->devx_create_event_channel(context, flags);
 }
 
 PRELOAD_EXPORT void
-mlx5dv_devx_destroy_event_channel(struct mlx5dv_devx_event_channel *)
+mlx5dv_devx_destroy_event_channel(struct mlx5dv_devx_event_channel *channel)
 {
+    const model *m = get_model();
+
+    if (m != nullptr) {
+        m->dropin->devx_destroy_event_channel(channel);
+    }
 }
 
 PRELOAD_EXPORT int
-mlx5dv_devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *,
-                                 struct mlx5dv_devx_obj *, uint16_t,
-                                 uint16_t *, uint64_t)
+mlx5dv_devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *channel,
+                                 struct mlx5dv_devx_obj *obj,
+                                 uint16_t events_sz, uint16_t events_num[],
+                                 uint64_t cookie)
 {
-    return EOPNOTSUPP;
+    const model *m = get_model();
+
+    return (m == nullptr) ? ENOSYS :
+           m->dropin->devx_subscribe_devx_event(channel, obj, events_sz,
+                                                events_num, cookie);
 }
 
 PRELOAD_EXPORT ssize_t
-mlx5dv_devx_get_event(struct mlx5dv_devx_event_channel *,
-                      struct mlx5dv_devx_async_event_hdr *, size_t)
+mlx5dv_devx_get_event(struct mlx5dv_devx_event_channel *channel,
+                      struct mlx5dv_devx_async_event_hdr *event_data,
+                      size_t event_resp_len)
 {
-    errno = EOPNOTSUPP;
-    return -1;
+    const model *m = get_model();
+
+    return (m == nullptr) ? -1 :
+           m->dropin->devx_get_event(channel, event_data, event_resp_len);
 }
