@@ -17,7 +17,8 @@
  *   -n  messages per run (default 2000000)
  *   -m  only this run (default both; "step" is the one to profile)
  * Each run's line says whether it reaches the issue's target of 2 M/s.
- * Emulated device only; build without --enable-debug to measure.
+ * Emulated device only, private to the process (it sets
+ * UCX_IB_EMU_FABRIC=none); build without --enable-debug to measure.
  */
 #include <uct/ib/glue/glue.h>
 #include <uct/ib/mlx5/dv/wqe_ext.h>
@@ -370,6 +371,9 @@ int main(int argc, char **argv)
         messages = BATCH;
     }
 
+    /* the engine of one process, on devices of its own: step mode and the
+     * default topology are not for a shared fabric */
+    setenv("UCX_IB_EMU_FABRIC", "none", 1);
     if ((uct_ib_emu_reset() != UCS_OK) ||
         (uct_ib_glue_install(&uct_ib_emu_glue_ops) != UCS_OK)) {
         fprintf(stderr, "ucx_emu_engine_bench: cannot install the emulated "
