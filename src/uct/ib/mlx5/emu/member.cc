@@ -128,6 +128,11 @@ ucs_status_t member::do_join(emu_state &s, const std::string &name,
             if (fd >= 0) {
                 break;
             }
+            if (errno != EADDRINUSE) {
+                ucs_error("emu: fabric %s: cannot bind the socket of host%d: "
+                          "%m", name.c_str(), h);
+                return UCS_ERR_IO_ERROR;
+            }
         }
         if (fd < 0) {
             ucs_error("emu: fabric %s is full: all its %u hosts are taken",
@@ -144,10 +149,15 @@ ucs_status_t member::do_join(emu_state &s, const std::string &name,
         }
         fd = fab::bind_abstract(fab::socket_name(name,
                                                  "h" + std::to_string(h)));
-        if (fd < 0) {
-            ucs_error("emu: fabric %s: host %s is owned by process %d", name.c_str(),
-                      rec->hosts[h].name, rec->hosts[h].pid);
+        if ((fd < 0) && (errno == EADDRINUSE)) {
+            ucs_error("emu: fabric %s: host %s is taken by another process "
+                      "(pid %d)", name.c_str(), rec->hosts[h].name,
+                      rec->hosts[h].pid);
             return UCS_ERR_BUSY;
+        } else if (fd < 0) {
+            ucs_error("emu: fabric %s: cannot bind the socket of %s: %m",
+                      name.c_str(), rec->hosts[h].name);
+            return UCS_ERR_IO_ERROR;
         }
     }
 

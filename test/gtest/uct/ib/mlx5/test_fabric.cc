@@ -320,6 +320,9 @@ TEST_F(test_fabric_join, full_fabric_is_refused)
 
     EXPECT_EQ("0", devices_seen("auto"));
     EXPECT_EQ(1u, errors_naming("is full")) << m_last->errors();
+    EXPECT_EQ("0", devices_seen("host0"));
+    EXPECT_EQ(1u, errors_naming("host host0 is taken by another process"))
+            << m_last->errors();
     close(held);
 
     /* the host is free again */
