@@ -196,30 +196,16 @@ static int tcp_accept_one(const char *port)
 
 /* ---- UCT ---- */
 
-static ucs_status_t on_greeting(void *arg, void *data, size_t length,
-                                unsigned flags)
+/* Both messages carry a number; @a arg is where the last one goes */
+static ucs_status_t on_number(void *arg, void *data, size_t length,
+                              unsigned flags)
 {
-    hello_t *h = arg;
     uint64_t n;
 
     (void)flags;
     if (length >= sizeof(n)) {
         memcpy(&n, data, sizeof(n));
-        h->last_greeting = (int64_t)n;
-    }
-    return UCS_OK;
-}
-
-static ucs_status_t on_echo(void *arg, void *data, size_t length,
-                            unsigned flags)
-{
-    hello_t *h = arg;
-    uint64_t n;
-
-    (void)flags;
-    if (length >= sizeof(n)) {
-        memcpy(&n, data, sizeof(n));
-        h->last_echo = (int64_t)n;
+        *(int64_t*)arg = (int64_t)n;
     }
     return UCS_OK;
 }
@@ -302,10 +288,10 @@ static int setup(hello_t *h, const options_t *opts)
 
     uct_iface_progress_enable(h->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     if ((uct_iface_query(h->iface, &h->attr) != UCS_OK) ||
-        (uct_iface_set_am_handler(h->iface, AM_GREETING, on_greeting, h, 0) !=
-         UCS_OK) ||
-        (uct_iface_set_am_handler(h->iface, AM_ECHO, on_echo, h, 0) !=
-         UCS_OK)) {
+        (uct_iface_set_am_handler(h->iface, AM_GREETING, on_number,
+                                  &h->last_greeting, 0) != UCS_OK) ||
+        (uct_iface_set_am_handler(h->iface, AM_ECHO, on_number,
+                                  &h->last_echo, 0) != UCS_OK)) {
         return -1;
     }
     return 0;

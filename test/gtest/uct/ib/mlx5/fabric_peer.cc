@@ -23,6 +23,8 @@
 #include <uct/ib/mlx5/emu/fabric_ctl.h>
 
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -89,6 +91,18 @@ void check(bool cond, const char *what)
 }
 
 /* ---- the control channel: lines of text ---- */
+
+/* Writes to a peer that stopped reading fail after WAIT_LIMIT */
+void ctl_bound_writes()
+{
+    struct timeval tv = {std::chrono::duration_cast<std::chrono::seconds>(
+                                 WAIT_LIMIT).count(), 0};
+
+    if (setsockopt(g_opts.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+        die("setsockopt(SO_SNDTIMEO) on the control channel",
+            UCS_ERR_IO_ERROR);
+    }
+}
 
 void ctl_send(const std::string &line)
 {
@@ -819,6 +833,7 @@ int main(int argc, char **argv)
     std::string fabric = uct_ib_emu_fabric_joined(&host);
     result("joined", fabric + " " + host);
 
+    ctl_bound_writes();
     open_iface();
     register_memory(&mem);
     connect_ep();
