@@ -54,6 +54,20 @@ cmd_kind classify(uint16_t opcode)
     }
 }
 
+/* mlx5_ib sets the umem valid bits of a DevX create itself before the
+ * command reaches the firmware: a user process can back its queues and
+ * doorbell records only by umems, whatever its mailbox says */
+void kernel_set_umem_valid(mailbox &in)
+{
+    namespace cqi = prm::create_qp_in;
+
+    if ((in.opcode() == UCT_MLX5_CMD_OP_CREATE_QP) &&
+        in.fits<cqi::layout>()) {
+        put<cqi::wq_umem_valid>(in.dw(), 1);
+        put<prm::qpc::dbr_umem_valid>(sub<cqi::qpc>(in.dw()), 1);
+    }
+}
+
 /* The DevX context behind a handle: EOPNOTSUPP if it is not an emulated
  * mlx5 context or was opened without DevX */
 int devx_context(emu_state &s, struct ibv_context *ibctx, context **ctx_p)
@@ -177,6 +191,7 @@ struct mlx5dv_devx_obj *emu_devx_obj_create(struct ibv_context *ibctx,
     if (classify(inbox.opcode()) != cmd_kind::OBJ_CREATE) {
         return fail_ptr<struct mlx5dv_devx_obj>(EINVAL);
     }
+    kernel_set_umem_valid(inbox);
 
     result = fw_exec(s, ctx, inbox.opcode(), &outbox, [&] {
         if (inbox.opcode() == UCT_MLX5_CMD_OP_CREATE_QP) {

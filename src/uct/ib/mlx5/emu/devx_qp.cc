@@ -483,10 +483,8 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_UAR_PAGE);
     }
 
-    /* Work queue buffer: receive queue first, then the send queue */
-    if (!get<cqi::wq_umem_valid>(in.dw())) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_NO_WQ_UMEM);
-    }
+    /* Work queue buffer: receive queue first, then the send queue (the
+     * kernel has set wq_umem_valid and dbr_umem_valid) */
     wq_umem = lookup(dev->umems, get<cqi::wq_umem_id>(in.dw()), ctx);
     if (wq_umem == nullptr) {
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_WQ_UMEM);
@@ -502,9 +500,6 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     }
 
     /* Doorbell record: 8 bytes inside a umem */
-    if (!get<prm::qpc::dbr_umem_valid>(qpc)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_NO_DBR_UMEM);
-    }
     dbr_umem = lookup(dev->umems, get<prm::qpc::dbr_umem_id>(qpc), ctx);
     if (dbr_umem == nullptr) {
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_DBR_UMEM);

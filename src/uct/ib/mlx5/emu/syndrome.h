@@ -74,14 +74,10 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "qpc.srqn_rmpn_xrqn is not a shared receive queue of this context") \
     _(CREATE_QP_BAD_UAR_PAGE,   BAD_RESOURCE,   0x50000a, \
       "qpc.uar_page is not a UAR page of this context") \
-    _(CREATE_QP_NO_WQ_UMEM,     BAD_PARAM,      0x50000b, \
-      "wq_umem_valid is clear: a user process must back the WQ by a umem") \
     _(CREATE_QP_BAD_WQ_UMEM,    BAD_RESOURCE,   0x50000c, \
       "wq_umem_id is not a umem of this context") \
     _(CREATE_QP_WQ_UMEM_SIZE,   BAD_PARAM,      0x50000d, \
       "receive and send queues do not fit in the WQ umem") \
-    _(CREATE_QP_NO_DBR_UMEM,    BAD_PARAM,      0x50000e, \
-      "qpc.dbr_umem_valid is clear: the doorbell record must be a umem") \
     _(CREATE_QP_BAD_DBR_UMEM,   BAD_RESOURCE,   0x50000f, \
       "qpc.dbr_umem_id is not a umem of this context") \
     _(CREATE_QP_DBR_ADDR,       BAD_PARAM,      0x500010, \

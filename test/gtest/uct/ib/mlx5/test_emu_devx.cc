@@ -369,6 +369,20 @@ TEST_F(test_emu_devx, create_qp_with_srq)
     EXPECT_EQ(0, uct_ib_glue->destroy_srq(srq));
 }
 
+/* As mlx5_ib does, the kernel sets the umem valid bits of a DevX create:
+ * UCX 1.13.1 leaves them clear */
+TEST_F(test_emu_devx, kernel_sets_the_umem_valid_bits)
+{
+    prm_buf in = create_qp_cmd(m_env);
+    devx_qp qp;
+
+    in.set(prm::wq_umem_valid, 0);
+    in.set(prm::QPC + prm::qpc::dbr_umem_valid, 0);
+    qp = create_qp(m_env, in);
+    ASSERT_NE(nullptr, qp.obj);
+    EXPECT_EQ(0, uct_ib_glue->devx_obj_destroy(qp.obj));
+}
+
 TEST_F(test_emu_devx, create_qp_rejections)
 {
     using namespace prm;
@@ -413,16 +427,11 @@ TEST_F(test_emu_devx, create_qp_rejections)
         {"unknown uar page",
          [](prm_buf &in) { in.set(QPC + qpc::uar_page, 0xfffff); },
          BAD_RESOURCE, UCT_IB_EMU_SYND_CREATE_QP_BAD_UAR_PAGE},
-        {"no wq umem", [](prm_buf &in) { in.set(wq_umem_valid, 0); },
-         BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_NO_WQ_UMEM},
         {"unknown wq umem", [](prm_buf &in) { in.set(wq_umem_id, 0x5555); },
          BAD_RESOURCE, UCT_IB_EMU_SYND_CREATE_QP_BAD_WQ_UMEM},
         {"wq past the umem end",
          [](prm_buf &in) { in.set(wq_umem_offset, 64); },
          BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_WQ_UMEM_SIZE},
-        {"no dbr umem",
-         [](prm_buf &in) { in.set(QPC + qpc::dbr_umem_valid, 0); },
-         BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_NO_DBR_UMEM},
         {"unknown dbr umem",
          [](prm_buf &in) { in.set(QPC + qpc::dbr_umem_id, 0x5555); },
          BAD_RESOURCE, UCT_IB_EMU_SYND_CREATE_QP_BAD_DBR_UMEM},
