@@ -88,6 +88,14 @@ void spin_once(const emu_state &s)
     }
 }
 
+/* An idle yield that took this long means a program on this core polls in
+ * a tight loop without ever entering the model (UCX's rc_mlx5 through the
+ * drop-in front-end polls its CQ in memory): each yield then gives it a whole
+ * time slice. The engine naps instead, for NAP_HOLD: a thread woken by its
+ * timer preempts the spinning one, since it asks for a short slice */
+constexpr auto SLOW_YIELD     = std::chrono::microseconds(200);
+constexpr auto NAP            = std::chrono::microseconds(10);
+constexpr auto NAP_HOLD       = std::chrono::seconds(1);
 /* Sleep for a while, or until a packet from another host arrives */
 void idle_wait(emu_state &s, std::chrono::microseconds sleep)
 {
@@ -157,8 +165,10 @@ private:
         /* valgrind runs one thread at a time: a spinning engine only keeps
          * the library from running, so it goes to sleep at once there */
         const unsigned spins = running_on_valgrind() ? 0 : IDLE_SPINS;
+        steady::time_point nap_until, before;
         bool did;
 
+        engine_thread_tune();
         while (!m_stop.load(std::memory_order_acquire)) {
             {
                 guard g(s.lock);
@@ -169,7 +179,15 @@ private:
                 idle  = 0;
                 sleep = std::chrono::microseconds(1);
             } else if (++idle < spins) {
-                spin_once(s);
+                before = steady::now();
+                if (before < nap_until) {
+                    idle_wait(s, NAP);
+                } else {
+                    spin_once(s);
+                    if (steady::now() - before > SLOW_YIELD) {
+                        nap_until = before + NAP_HOLD;
+                    }
+                }
             } else {
                 idle_wait(s, sleep);
                 sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);

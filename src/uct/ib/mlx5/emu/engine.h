@@ -292,6 +292,10 @@ uint64_t engine_now(emu_state &s);
 /* Work the engine does once per pass over the devices (s.lock held) */
 bool engine_pass_locked(emu_state &s);
 
+/* On the engine thread: ask the kernel to serve its wake-ups promptly
+ * (engine_thread.cc) */
+void engine_thread_tune();
+
 
 } // namespace uct_ib_emu
 
