@@ -14,8 +14,9 @@
  *   UCX_IB_GLUE=emulated ./uct_hello -d mlx5_0:1 &
  *   UCX_IB_GLUE=emulated ./uct_hello -d mlx5_0:1 localhost
  * (options: -x rc_mlx5|rc_verbs, -p PORT, -n greetings, -i usec between
- * greetings). Exit status: 0 when every greeting was echoed, 1 otherwise,
- * 2 on a usage or setup error.
+ * greetings, -r reconnects before giving up). It builds unchanged against
+ * any UCX that provides <uct/api/uct.h>. Exit status: 0 when every greeting
+ * was echoed, 1 otherwise, 2 on a usage or setup error.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -45,19 +46,21 @@ typedef struct {
     const char *port;
     unsigned   count;
     unsigned   interval_us;
+    unsigned   max_reconnects;
 } options_t;
 
 typedef struct {
-    uct_component_h  component;
-    uct_worker_h     worker;
-    uct_md_h         md;
-    uct_iface_h      iface;
-    uct_iface_attr_t attr;
-    uct_ep_h         ep;
-    int              sock;         /* TCP to the peer */
-    ucs_status_t     ep_status;    /* set by the error handler */
-    int64_t          last_greeting; /* server: the last one to echo */
-    int64_t          last_echo;     /* client: the last one echoed */
+    uct_component_h     component;
+    ucs_async_context_t *async;
+    uct_worker_h        worker;
+    uct_md_h            md;
+    uct_iface_h         iface;
+    uct_iface_attr_t    attr;
+    uct_ep_h            ep;
+    int                 sock;          /* TCP to the peer */
+    ucs_status_t        ep_status;     /* set by the error handler */
+    int64_t             last_greeting; /* server: the last one to echo */
+    int64_t             last_echo;     /* client: the last one echoed */
 } hello_t;
 
 static double now_sec(void)
@@ -230,6 +233,7 @@ static int setup(hello_t *h, const options_t *opts)
     ucs_status_t status;
 
     if (uct_query_components(&components, &num) != UCS_OK) {
+        fprintf(stderr, "uct_hello: no components\n");
         return -1;
     }
     for (i = 0; i < num; ++i) {
@@ -249,9 +253,12 @@ static int setup(hello_t *h, const options_t *opts)
 
     snprintf(md_name, sizeof(md_name), "%.*s",
              (int)strcspn(opts->dev, ":"), opts->dev);
-    if ((uct_worker_create(NULL, UCS_THREAD_MODE_SINGLE, &h->worker) !=
+    if ((ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                  &h->async) != UCS_OK) ||
+        (uct_worker_create(h->async, UCS_THREAD_MODE_SINGLE, &h->worker) !=
          UCS_OK) ||
         (uct_md_config_read(h->component, NULL, NULL, &md_config) != UCS_OK)) {
+        fprintf(stderr, "uct_hello: cannot create the worker\n");
         return -1;
     }
     status = uct_md_open(h->component, md_name, md_config, &h->md);
@@ -264,6 +271,7 @@ static int setup(hello_t *h, const options_t *opts)
 
     if (uct_md_iface_config_read(h->md, opts->tl, NULL, NULL, &config) !=
         UCS_OK) {
+        fprintf(stderr, "uct_hello: no configuration for %s\n", opts->tl);
         return -1;
     }
     memset(&params, 0, sizeof(params));
@@ -292,6 +300,7 @@ static int setup(hello_t *h, const options_t *opts)
                                   &h->last_greeting, 0) != UCS_OK) ||
         (uct_iface_set_am_handler(h->iface, AM_ECHO, on_number,
                                   &h->last_echo, 0) != UCS_OK)) {
+        fprintf(stderr, "uct_hello: cannot set up %s\n", opts->tl);
         return -1;
     }
     return 0;
@@ -310,6 +319,9 @@ static void teardown(hello_t *h)
     }
     if (h->worker != NULL) {
         uct_worker_destroy(h->worker);
+    }
+    if (h->async != NULL) {
+        ucs_async_context_destroy(h->async);
     }
     if (h->sock >= 0) {
         close(h->sock);
@@ -470,12 +482,17 @@ static int run_client(hello_t *h, const options_t *opts)
         }
 
         ++failures;
-        printf("client: greeting %u failed after %.2f s: %s; reconnecting\n",
+        printf("client: greeting %u failed after %.2f s: %s; %s\n",
                n, now_sec() - start,
                ucs_status_string((h->ep_status != UCS_OK) ? h->ep_status :
                                  (status != UCS_OK) ? status :
-                                 UCS_ERR_TIMED_OUT));
+                                 UCS_ERR_TIMED_OUT),
+               (reconnects < opts->max_reconnects) ? "reconnecting" :
+                                                     "giving up");
         fflush(stdout);
+        if (reconnects >= opts->max_reconnects) {
+            break;
+        }
         if (sock_write(h->sock, &cmd, 1) || connect_ep(h)) {
             return 2;
         }
@@ -490,23 +507,26 @@ static int run_client(hello_t *h, const options_t *opts)
 static void usage(void)
 {
     printf("usage: uct_hello [-d dev:port] [-x tl] [-p port] [-n count] "
-           "[-i usec] [server]\n"
+           "[-i usec] [-r reconnects] [server]\n"
            "  without a server name: wait for a client on the port\n");
 }
 
 int main(int argc, char **argv)
 {
-    options_t opts = {NULL, "mlx5_0:1", "rc_mlx5", "13338", 100, 10000};
+    options_t opts = {NULL, "mlx5_0:1", "rc_mlx5", "13338", 100, 10000, 3};
     hello_t h;
     int c, ret;
 
-    while ((c = getopt(argc, argv, "d:x:p:n:i:h")) != -1) {
+    while ((c = getopt(argc, argv, "d:x:p:n:i:r:h")) != -1) {
         switch (c) {
         case 'd': opts.dev = optarg; break;
         case 'x': opts.tl = optarg; break;
         case 'p': opts.port = optarg; break;
         case 'n': opts.count = (unsigned)strtoul(optarg, NULL, 0); break;
         case 'i': opts.interval_us = (unsigned)strtoul(optarg, NULL, 0); break;
+        case 'r':
+            opts.max_reconnects = (unsigned)strtoul(optarg, NULL, 0);
+            break;
         case 'h': usage(); return 0;
         default:  usage(); return 2;
         }

@@ -23,6 +23,16 @@ typedef struct ucs_config_names_array {
     unsigned count;
 } ucs_config_names_array_t;
 
+/* How an asynchronous context runs its handlers (<ucs/async/async.h>) */
+typedef enum {
+    UCS_ASYNC_MODE_SIGNAL,
+    UCS_ASYNC_MODE_THREAD,
+    UCS_ASYNC_MODE_THREAD_SPINLOCK = UCS_ASYNC_MODE_THREAD,
+    UCS_ASYNC_MODE_THREAD_MUTEX,
+    UCS_ASYNC_MODE_POLL,
+    UCS_ASYNC_MODE_LAST
+} ucs_async_mode_t;
+
 #define UCS_CONFIG_PARSER_FUNCS(_t) \
     int  ucs_config_sscanf_##_t(const char *buf, void *dest, const void *arg); \
     void ucs_config_sprintf_##_t(char *buf, size_t max, const void *src, \
