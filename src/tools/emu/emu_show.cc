@@ -230,17 +230,31 @@ struct owner {
 };
 
 owner find_owner(const uct_ib_emu_fabric_info_t &info,
-                 const uct_ib_emu_fabric_neigh_t &n)
+                 const std::string &segment, const uct_ib_emu_gid_t &gid)
 {
     for (const auto &h : info.hosts) {
         for (const auto &p : h.ports) {
-            if (!is_eth(p) || (p.segment != n.segment)) {
+            if (!is_eth(p) || (p.segment != segment)) {
                 continue;
             }
             for (const auto &g : p.gids) {
-                if (g.gid == n.gid) {
+                if (g.gid == gid) {
                     return {&h, &p};
                 }
+            }
+        }
+    }
+    return {nullptr, nullptr};
+}
+
+/* The InfiniBand port with LID @a lid on @a subnet */
+owner find_lid_owner(const uct_ib_emu_fabric_info_t &info,
+                     const std::string &subnet, uint16_t lid)
+{
+    for (const auto &h : info.hosts) {
+        for (const auto &p : h.ports) {
+            if (!is_eth(p) && (p.segment == subnet) && (p.lid == lid)) {
+                return {&h, &p};
             }
         }
     }
@@ -252,7 +266,7 @@ owner find_owner(const uct_ib_emu_fabric_info_t &info,
 std::string neigh_flag(const uct_ib_emu_fabric_info_t &info,
                        const uct_ib_emu_fabric_neigh_t &n, bool *stale_p)
 {
-    owner o = find_owner(info, n);
+    owner o = find_owner(info, n.segment, n.gid);
 
     *stale_p = (o.port != nullptr) && (o.port->mac != n.mac);
     if (o.port == nullptr) {
@@ -297,7 +311,80 @@ void print_neigh(FILE *out, const uct_ib_emu_fabric_info_t &info,
     t.print(out, "  ");
 }
 
+const uct_ib_emu_fabric_port_t *
+find_port(const uct_ib_emu_fabric_host_t &h, const std::string &device)
+{
+    for (const auto &p : h.ports) {
+        if (p.device == device) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+/* A connection's row: where its INIT2RTR points, and whether the MAC it
+ * carries is still the peer port's */
+std::vector<std::string> conn_row(const uct_ib_emu_fabric_info_t &info,
+                                  const uct_ib_emu_fabric_host_t &h,
+                                  const uct_ib_emu_fabric_conn_t &c)
+{
+    const uct_ib_emu_fabric_port_t *p = find_port(h, c.device);
+    std::vector<std::string> row = {
+        h.name, hex(c.qpn), c.device + ":" + num(c.port),
+        c.devx ? "devx" : "verbs", hex(c.remote_qpn), "", "", "", ""
+    };
+    owner o;
+
+    if ((p != nullptr) && is_eth(*p)) {
+        o      = find_owner(info, p->segment, c.rgid);
+        row[5] = gid_str(c.rgid);
+        row[7] = mac_str(c.rmac);
+        if (o.port == nullptr) {
+            row[8] = "no port of the segment has this GID";
+        } else if (o.port->mac != c.rmac) {
+            row[8] = "STALE: the port is " + mac_str(o.port->mac);
+        } else {
+            row[8] = "current";
+        }
+    } else {
+        o      = find_lid_owner(info, (p != nullptr) ? p->segment : "",
+                                c.rlid);
+        row[5] = "LID " + hex(c.rlid);
+        row[7] = "-";
+        row[8] = (o.port == nullptr) ? "no port of the subnet has this LID" :
+                                       "";
+    }
+    row[6] = (o.port == nullptr) ? "?" : o.host->name + " " +
+                                         port_name(*o.port);
+    return row;
+}
+
 } // namespace
+
+void print_connections(FILE *out, const uct_ib_emu_fabric_info_t &info,
+                       const std::string &host)
+{
+    table t({"HOST", "QP", "DEVICE", "VIA", "PEER QP", "DESTINATION",
+             "PEER PORT", "MAC", ""},
+            {false, true, false, false, true, false, false, false, false});
+    size_t rows = 0;
+
+    for (const auto &h : info.hosts) {
+        if (!host.empty() && (h.name != host)) {
+            continue;
+        }
+        for (const auto &c : h.conns) {
+            t.add(conn_row(info, h, c));
+            ++rows;
+        }
+    }
+
+    if (rows == 0) {
+        fprintf(out, "no connections recorded\n");
+        return;
+    }
+    t.print(out, "");
+}
 
 void print_fabric(FILE *out, const uct_ib_emu_fabric_info_t &info,
                   bool all_neigh)

@@ -16,12 +16,21 @@
 #include <uct/ib/mlx5/emu/fabric_ctl.h>
 
 #include <cstdio>
+#include <string>
 
 
 namespace ucx_emu {
 
 void print_fabric(FILE *out, const uct_ib_emu_fabric_info_t &info,
                   bool all_neigh);
+
+/* ucx_emu qps: the latest connections of each host (or of @a host), one
+ * row per QP that reached RTR, oldest first: its device, DevX or verbs,
+ * the peer QP, the destination its INIT2RTR programmed (GID and MAC on
+ * Ethernet, LID on InfiniBand), the port that has it now, and whether that
+ * MAC is still the port's ("STALE" when it moved since) */
+void print_connections(FILE *out, const uct_ib_emu_fabric_info_t &info,
+                       const std::string &host);
 
 } // namespace ucx_emu
 

@@ -60,6 +60,11 @@ void usage(FILE *stream)
 "        state, MTU, LID or MAC, the RoCE versions dropped, GIDs), QPs\n"
 "        alive, packet counters, drops by reason, and the stale entries of\n"
 "        the neighbour tables (-a: every entry)\n"
+"    qps [HOST]\n"
+"        the latest connections of every host (or of HOST), also after its\n"
+"        process left: each QP that reached RTR, its peer QP, the\n"
+"        destination its INIT2RTR programmed (GID and MAC, or LID) and\n"
+"        whether that MAC is still the peer port's (STALE when it moved)\n"
 "    destroy [--force]\n"
 "        remove the fabric; --force even while processes are joined\n"
 "    mac HOST DEV[:PORT] MAC [--no-arp]\n"
@@ -227,6 +232,36 @@ int cmd_show(const command_line &cl)
         print_fabric(stdout, info, cl.opts.count("-a") > 0);
     }
     return done(status, "show fabric " + cl.fabric);
+}
+
+int cmd_qps(const command_line &cl)
+{
+    uct_ib_emu_fabric_info_t info;
+    std::string error, host;
+
+    if (!arg_count(cl, 0, "[HOST]", &error) &&
+        !arg_count(cl, 1, "[HOST]", &error)) {
+        return bad_usage(error);
+    }
+
+    ucs_status_t status = uct_ib_emu_fabric_info(cl.fabric, &info);
+    if ((status == UCS_OK) && !cl.args.empty()) {
+        for (size_t h = 0; h < info.hosts.size(); ++h) {
+            if ((cl.args[0] == info.hosts[h].name) ||
+                (cl.args[0] == std::to_string(h))) {
+                host = info.hosts[h].name;
+            }
+        }
+        if (host.empty()) {
+            fprintf(stderr, "ucx_emu: qps: fabric %s has no host %s\n",
+                    cl.fabric.c_str(), cl.args[0].c_str());
+            return 1;
+        }
+    }
+    if (status == UCS_OK) {
+        print_connections(stdout, info, host);
+    }
+    return done(status, "qps of fabric " + cl.fabric);
 }
 
 int cmd_destroy(const command_line &cl)
@@ -407,6 +442,7 @@ const std::map<std::string, command> &commands()
     static const std::map<std::string, command> table = {
         {"create",  {cmd_create, {}, {"-n"}}},
         {"show",    {cmd_show, {"-a"}, {}}},
+        {"qps",     {cmd_qps, {}, {}}},
         {"destroy", {cmd_destroy, {"--force"}, {}}},
         {"mac",     {cmd_mac, {"--no-arp"}, {}}},
         {"roce",    {cmd_roce, {}, {}}},

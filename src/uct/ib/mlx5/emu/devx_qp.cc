@@ -6,6 +6,7 @@
  * carries its own syndrome (syndrome.h).
  */
 #include "devx.h"
+#include "member.h"
 
 
 namespace uct_ib_emu {
@@ -330,6 +331,7 @@ fw_result init2rtr(qp *q, const uint32_t *qpc, uint32_t opt)
     q->atomic_mode     = get<prm::qpc::atomic_mode>(qpc);
     apply_optional(q, qpc, opt);
     q->state           = UCT_MLX5_QP_STATE_RTR;
+    record_connect_locked(state(), q);
     return FW_OK;
 }
 

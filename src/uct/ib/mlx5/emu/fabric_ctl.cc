@@ -319,6 +319,22 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                 std::copy(n.mac, n.mac + 6, e.mac.begin());
                 host.neigh.push_back(e);
             }
+
+            for (const fab::conn_info &ci : fab::conn_read(&hr)) {
+                uct_ib_emu_fabric_conn_t c;
+
+                c.seq        = ci.gen;
+                c.device     = hr.devs[ci.dev % fab::DEVS_PER_HOST].name;
+                c.port       = ci.port;
+                c.qpn        = ci.qpn;
+                c.remote_qpn = ci.remote_qpn;
+                c.devx       = ci.devx;
+                c.grh        = ci.grh;
+                c.rlid       = ci.rlid;
+                std::copy(ci.rmac, ci.rmac + 6, c.rmac.begin());
+                std::copy(ci.rgid, ci.rgid + 16, c.rgid.begin());
+                host.conns.push_back(c);
+            }
             info->hosts.push_back(std::move(host));
         }
         return UCS_OK;

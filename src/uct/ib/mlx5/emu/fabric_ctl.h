@@ -33,6 +33,20 @@ struct uct_ib_emu_fabric_neigh_t {
     uct_ib_emu_mac_t mac;
 };
 
+/* A QP of a host as its INIT2RTR programmed it: the address it sends to */
+struct uct_ib_emu_fabric_conn_t {
+    uint64_t         seq;        /* the host's nth connection */
+    std::string      device;
+    uint8_t          port;
+    uint32_t         qpn;
+    uint32_t         remote_qpn;
+    bool             devx;       /* created through DevX (else verbs) */
+    bool             grh;
+    uint16_t         rlid;
+    uct_ib_emu_mac_t rmac;       /* Ethernet ports */
+    uct_ib_emu_gid_t rgid;
+};
+
 struct uct_ib_emu_fabric_host_t {
     std::string                            name;
     bool                                   alive;       /* owned by a live
@@ -49,6 +63,8 @@ struct uct_ib_emu_fabric_host_t {
     std::vector<uint64_t>                  drops;  /* by uct_ib_emu_drop_t */
     std::vector<uct_ib_emu_fabric_port_t>  ports;
     std::vector<uct_ib_emu_fabric_neigh_t> neigh;
+    std::vector<uct_ib_emu_fabric_conn_t>  conns; /* the latest, oldest
+                                                     first */
 };
 
 struct uct_ib_emu_fabric_info_t {

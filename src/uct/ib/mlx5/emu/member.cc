@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 
 namespace uct_ib_emu {
 
@@ -312,6 +314,27 @@ void member::publish_locked(const emu_state &s, bool did_work)
     }
 }
 
+void member::record_connect(const qp &q)
+{
+    fab::host_rec *me = &m_map.get()->hosts[m_host];
+    fab::conn_info c  = {};
+
+    for (unsigned d = 0; d < fab::DEVS_PER_HOST; ++d) {
+        if (q.ctx->dev->name == me->devs[d].name) {
+            c.dev = static_cast<uint8_t>(d);
+        }
+    }
+    c.qpn        = q.qpn;
+    c.remote_qpn = q.remote_qpn;
+    c.port       = q.port;
+    c.grh        = q.path.grh;
+    c.devx       = q.devx;
+    c.rlid       = q.path.rlid;
+    memcpy(c.rmac, q.path.rmac.data(), sizeof(c.rmac));
+    memcpy(c.rgid, q.path.rgid.data(), sizeof(c.rgid));
+    fab::conn_write(me, c);
+}
+
 bool member::isolated(unsigned h) const
 {
     const fab::fabric_rec *rec = m_map.get();
@@ -337,6 +360,13 @@ ucs_status_t member::edit_locked(emu_state &s,
     fab::write_end(m_map.get());
     sync_locked(s);
     return status;
+}
+
+void record_connect_locked(emu_state &s, const qp *q)
+{
+    if (s.fabric != nullptr) {
+        s.fabric->record_connect(*q);
+    }
 }
 
 } // namespace uct_ib_emu

@@ -57,6 +57,10 @@ public:
      * neighbour table) into s's ports */
     void sync_locked(emu_state &s);
 
+    /* Record a QP's INIT2RTR in the registry, where `ucx_emu qps` reads
+     * the address it carries */
+    void record_connect(const qp &q);
+
     /* Publish the host's counters to the registry: after a pass that did
      * work, or when the number of QPs changed */
     void publish_locked(const emu_state &s, bool did_work);
@@ -87,6 +91,10 @@ private:
     bool                            m_joined   = false;
     uint64_t                        m_qps_published = 0;
 };
+
+/* A QP reached RTR with an address (s.lock held): recorded if s is on a
+ * fabric */
+void record_connect_locked(emu_state &s, const qp *q);
 
 } // namespace uct_ib_emu
 

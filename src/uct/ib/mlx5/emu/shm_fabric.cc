@@ -442,6 +442,63 @@ bool neigh_del(host_rec *h, const char *segment, const uint8_t *gid)
     return false;
 }
 
+void conn_write(host_rec *h, const conn_info &c)
+{
+    uint64_t gen  = __atomic_load_n(&h->conns_made, __ATOMIC_RELAXED) + 1;
+    conn_rec *r   = &h->conns[(gen - 1) % CONNS_PER_HOST];
+    uint64_t w[5] = {};
+
+    w[0] = (uint64_t(c.qpn) << 32) | c.remote_qpn;
+    w[1] = uint64_t(c.dev) | (uint64_t(c.port) << 8) |
+           (uint64_t(c.grh) << 16) | (uint64_t(c.devx) << 24) |
+           (uint64_t(c.rlid) << 32);
+    memcpy(&w[2], c.rmac, sizeof(c.rmac));
+    memcpy(&w[3], c.rgid, sizeof(c.rgid));
+
+    __atomic_store_n(&r->gen, 0, __ATOMIC_SEQ_CST);
+    for (unsigned i = 0; i < 5; ++i) {
+        __atomic_store_n(&r->words[i], w[i], __ATOMIC_SEQ_CST);
+    }
+    __atomic_store_n(&r->gen, gen, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&h->conns_made, gen, __ATOMIC_SEQ_CST);
+}
+
+std::vector<conn_info> conn_read(const host_rec *h)
+{
+    uint64_t made  = __atomic_load_n(&h->conns_made, __ATOMIC_SEQ_CST);
+    uint64_t first = (made > CONNS_PER_HOST) ? made - CONNS_PER_HOST + 1 : 1;
+    std::vector<conn_info> conns;
+
+    for (uint64_t gen = first; gen <= made; ++gen) {
+        const conn_rec *r = &h->conns[(gen - 1) % CONNS_PER_HOST];
+        uint64_t w[5];
+        conn_info c;
+
+        if (__atomic_load_n(&r->gen, __ATOMIC_SEQ_CST) != gen) {
+            continue; /* being rewritten by a newer one */
+        }
+        for (unsigned i = 0; i < 5; ++i) {
+            w[i] = __atomic_load_n(&r->words[i], __ATOMIC_SEQ_CST);
+        }
+        if (__atomic_load_n(&r->gen, __ATOMIC_SEQ_CST) != gen) {
+            continue;
+        }
+
+        c.gen        = gen;
+        c.qpn        = uint32_t(w[0] >> 32);
+        c.remote_qpn = uint32_t(w[0]);
+        c.dev        = uint8_t(w[1]);
+        c.port       = uint8_t(w[1] >> 8);
+        c.grh        = uint8_t(w[1] >> 16);
+        c.devx       = uint8_t(w[1] >> 24);
+        c.rlid       = uint16_t(w[1] >> 32);
+        memcpy(c.rmac, &w[2], sizeof(c.rmac));
+        memcpy(c.rgid, &w[3], sizeof(c.rgid));
+        conns.push_back(c);
+    }
+    return conns;
+}
+
 uint64_t process_start_time(int pid)
 {
     char path[64], buf[1024];

@@ -42,12 +42,13 @@ namespace uct_ib_emu {
 namespace fab {
 
 constexpr uint32_t MAGIC          = 0x46454d55; /* "UMEF" */
-constexpr uint32_t LAYOUT_VERSION = 2;
+constexpr uint32_t LAYOUT_VERSION = 3;
 constexpr unsigned MAX_HOSTS      = 16;
 constexpr unsigned DEFAULT_HOSTS  = 4;
 constexpr unsigned DEVS_PER_HOST  = 4;
 constexpr unsigned GIDS_PER_PORT  = 4;
 constexpr unsigned NEIGH_PER_HOST = 256;
+constexpr unsigned CONNS_PER_HOST = 32;
 constexpr unsigned NAME_LEN       = 32;
 constexpr unsigned MAX_DROPS      = 16;
 constexpr size_t   MAX_FABRIC_NAME = 48;
@@ -107,6 +108,27 @@ struct counters_rec {
     uint64_t drops[MAX_DROPS];
 };
 
+/* A connected QP as its INIT2RTR programmed it (conn_write/conn_read):
+ * words of atomics, so a reader copies it while its owner writes another */
+struct conn_rec {
+    uint64_t gen;      /* 0: empty or being written */
+    uint64_t words[5];
+};
+
+/* What a conn_rec holds */
+struct conn_info {
+    uint64_t gen;        /* the host's nth connection, from 1 */
+    uint32_t qpn;
+    uint32_t remote_qpn;
+    uint8_t  dev;        /* index in the host's devs */
+    uint8_t  port;
+    uint8_t  grh;
+    uint8_t  devx;       /* a DevX QP (else verbs) */
+    uint16_t rlid;
+    uint8_t  rmac[6];
+    uint8_t  rgid[16];
+};
+
 struct host_rec {
     char         name[NAME_LEN];
     uint32_t     joined;      /* a process took it (it may have died since) */
@@ -121,6 +143,9 @@ struct host_rec {
     dev_rec      devs[DEVS_PER_HOST];
     neigh_rec    neigh[NEIGH_PER_HOST];
     counters_rec counters;
+    uint64_t     conns_made;  /* written by the owner; the last
+                                 CONNS_PER_HOST are in conns */
+    conn_rec     conns[CONNS_PER_HOST];
 };
 
 struct fabric_rec {
@@ -240,6 +265,13 @@ inline void count_frame_to(fabric_rec *rec, unsigned h)
 {
     __atomic_fetch_add(&rec->hosts[h].rx_frames, 1, __ATOMIC_RELEASE);
 }
+
+/* Record a connection of host @a h (by its owner only; kept across its
+ * incarnations, so the tool reads them after the process left) */
+void conn_write(host_rec *h, const conn_info &c);
+
+/* The connections of host @a h, oldest first */
+std::vector<conn_info> conn_read(const host_rec *h);
 
 /* The populated GID entries of a port record */
 std::vector<uct_ib_emu_gid_spec_t> gid_specs(const port_rec &p);

@@ -6,6 +6,7 @@
  * On RoCE the kernel resolves the destination MAC when the QP moves to RTR,
  * from its neighbour table at that moment.
  */
+#include "member.h"
 #include "model.h"
 #include "ops.h"
 
@@ -290,6 +291,9 @@ void apply_modify(qp *q, const struct ibv_qp_attr *attr, int mask,
 
     q->state       = prm_qp_state(next);
     q->ibv.state   = next;
+    if ((next == IBV_QPS_RTR) && (mask & IBV_QP_AV)) {
+        record_connect_locked(state(), q);
+    }
 }
 
 /* Shared by ibv_create_qp and mlx5dv_create_qp */
