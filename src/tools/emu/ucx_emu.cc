@@ -253,7 +253,7 @@ int cmd_qps(const command_line &cl)
             }
         }
         if (host.empty()) {
-            fprintf(stderr, "ucx_emu: qps: fabric %s has no host %s\n",
+            fprintf(stderr, "ucx_emu: qps: fabric %s has no host '%s'\n",
                     cl.fabric.c_str(), cl.args[0].c_str());
             return 1;
         }

@@ -121,6 +121,28 @@ protected:
                 << p.errors();
     }
 
+    /* The MAC that @a host's newest INIT2RTR programmed, and how many it
+     * made, from the fabric's registry */
+    std::string last_rmac(const std::string &host, size_t *count_p)
+    {
+        uct_ib_emu_fabric_info_t info;
+        char mac[32];
+
+        *count_p = 0;
+        EXPECT_EQ(UCS_OK, uct_ib_emu_fabric_info(m_fabric, &info));
+        for (const auto &h : info.hosts) {
+            if ((h.name != host) || h.conns.empty()) {
+                continue;
+            }
+            const auto &m = h.conns.back().rmac;
+            snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
+                     m[1], m[2], m[3], m[4], m[5]);
+            *count_p = h.conns.size();
+            return mac;
+        }
+        return "";
+    }
+
     void expect_nothing_left()
     {
         EXPECT_NE(0, access(shm_path(m_fabric).c_str(), F_OK))
@@ -193,6 +215,8 @@ TEST_P(test_fabric, peer_mac_moved_mid_stream_then_reconnect)
         GTEST_SKIP() << "InfiniBand routes by LID: no MAC to move";
     }
 
+    /* kept after the hosts leave, to read what their QPs carried */
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fabric_create(m_fabric, 2));
     start_pair(tl(), dev(), "mac_move", 300);
     expect_exit_ok(server(), "server");
     expect_exit_ok(client(), "client");
@@ -207,6 +231,13 @@ TEST_P(test_fabric, peer_mac_moved_mid_stream_then_reconnect)
     EXPECT_EQ("02:c9:ee:00:00:01", client().result("new_ep_rmac"));
     EXPECT_EQ("100 in-order", client().result("am_received_by_server"));
     EXPECT_EQ("100 in-order", client().result("am_received_by_client"));
+
+    /* the registry holds what each INIT2RTR programmed: the first QP and
+     * the reconnect's */
+    size_t conns;
+    EXPECT_EQ("02:c9:ee:00:00:01", last_rmac("host1", &conns));
+    EXPECT_EQ(2u, conns);
+    EXPECT_EQ(UCS_OK, uct_ib_emu_fabric_destroy(m_fabric, false));
     expect_nothing_left();
 }
 
@@ -217,6 +248,7 @@ TEST_P(test_fabric, cached_ah_baseline_keeps_failing_after_a_mac_move)
     }
 
     m_baseline = true;
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fabric_create(m_fabric, 2));
     start_pair(tl(), dev(), "mac_move", 100);
     expect_exit_ok(server(), "server");
     expect_exit_ok(client(), "client");
@@ -226,6 +258,10 @@ TEST_P(test_fabric, cached_ah_baseline_keeps_failing_after_a_mac_move)
     /* every reconnect takes the AV cached before the move */
     EXPECT_EQ("02:c9:00:00:00:01", client().result("new_ep_rmac"));
     EXPECT_EQ("2/2", client().result("baseline_reconnects_failed"));
+    size_t conns;
+    EXPECT_EQ("02:c9:00:00:00:01", last_rmac("host1", &conns));
+    EXPECT_EQ(3u, conns);
+    EXPECT_EQ(UCS_OK, uct_ib_emu_fabric_destroy(m_fabric, false));
     expect_nothing_left();
 }
 

@@ -8,6 +8,8 @@
 #include "common/subprocess.h"
 #include "common/test.h"
 
+#include <uct/ib/mlx5/emu/shm_fabric.h>
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -394,6 +396,64 @@ TEST_F(test_ucx_emu_tool, mac_move)
     fails({"mac", "host1", "mlx5_2", "02:00:00:00:aa:01"}, 1,
           "an InfiniBand port has no MAC");
     fails({"mac", "host1", "mlx5_0", "01:00:00:00:aa:01"}, 1, "multicast");
+}
+
+/* What a host's engine writes at each INIT2RTR, read back by qps */
+TEST_F(test_ucx_emu_tool, qps)
+{
+    namespace fab = uct_ib_emu::fab;
+    const uint8_t old_mac[6] = {0x02, 0xc9, 0, 0, 0, 0x01};
+    const uint8_t gid[16]    = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+                                198, 18, 0, 1}; /* host0 mlx5_0 */
+    fab::conn_info roce = {}, ib = {};
+    fab::mapping map;
+
+    ok({"create", "-n", "2"});
+    EXPECT_EQ("no connections recorded\n", ok({"qps"}));
+
+    {
+        fab::fabric_lock lock; /* to map it; the owner writes without */
+
+        ASSERT_EQ(UCS_OK, lock.acquire(m_fabric));
+        ASSERT_EQ(UCS_OK, map.open(m_fabric, 0, 0, false));
+    }
+    roce.qpn        = 0x80100;
+    roce.remote_qpn = 0x40100;
+    roce.dev        = 0;
+    roce.port       = 1;
+    roce.grh        = 1;
+    roce.devx       = 1;
+    memcpy(roce.rmac, old_mac, sizeof(old_mac));
+    memcpy(roce.rgid, gid, sizeof(gid));
+    fab::conn_write(&map.get()->hosts[1], roce);
+    ib.qpn        = 0x80101;
+    ib.remote_qpn = 0x40101;
+    ib.dev        = 2;
+    ib.port       = 1;
+    ib.rlid       = 0x11; /* host0 mlx5_2 */
+    fab::conn_write(&map.get()->hosts[1], ib);
+
+    auto l = lines(ok({"qps"}));
+    ASSERT_EQ(3u, l.size());
+    EXPECT_EQ((std::vector<std::string>{"HOST", "QP", "DEVICE", "VIA",
+                                        "PEER QP", "DESTINATION", "PEER PORT",
+                                        "MAC"}), cells(l[0]));
+    EXPECT_EQ((std::vector<std::string>{"host1", "0x80100", "mlx5_0:1", "devx",
+                                        "0x40100", "::ffff:198.18.0.1",
+                                        "host0 mlx5_0:1", "02:c9:00:00:00:01",
+                                        "current"}), cells(l[1]));
+    EXPECT_EQ((std::vector<std::string>{"host1", "0x80101", "mlx5_2:1",
+                                        "verbs", "0x40101", "LID 0x11",
+                                        "host0 mlx5_2:1", "-"}), cells(l[2]));
+
+    /* the peer moved: the QP still carries the old MAC */
+    ok({"mac", "host0", "mlx5_0", "02:c9:aa:00:00:01"});
+    l = lines(ok({"qps", "host1"}));
+    ASSERT_EQ(3u, l.size());
+    EXPECT_EQ("STALE: the port is 02:c9:aa:00:00:01", cells(l[1]).back());
+    EXPECT_EQ("no connections recorded\n", ok({"qps", "0"}));
+    fails({"qps", "host7"}, 1, "has no host 'host7'");
+    fails({"qps", "host0", "host1"}, 2, "too many arguments");
 }
 
 TEST_F(test_ucx_emu_tool, roce_drop_and_port_state)
