@@ -20,9 +20,8 @@
 #   ucx_info  UCX 1.13.1's ucx_info -d (Debian's ucx-utils): the DevX md opens
 #             on every device, rc_mlx5 and rc_verbs are listed with their
 #             capabilities on all four ports, the RoCE port uses GID index 3
-#             (RoCEv2); run with UCX_IB_MLX5_DEVX_OBJECTS=rcqp, since the
-#             model has no CREATE_RMP. ud_mlx5/ud_verbs are reported as
-#             skipped: UD QPs are not modelled (README)
+#             (RoCEv2). ud_mlx5/ud_verbs are reported as skipped: UD QPs
+#             are not modelled (README)
 # Prints "dropin: ok: ..." or "dropin: FAILED: ..." per check, then
 # "N passed, N failed, N skipped". Exit status 0 if all passed, 1 if any
 # failed, 77 (skipped, with the reason) if ibverbs-utils is absent and
@@ -236,7 +235,7 @@ ucx_info_check() {
 }
 if ! command -v ucx_info >/dev/null || ! ucx_info -v 2>/dev/null | grep -q "Version 1\.13\."; then
     skip "ucx_info: Debian's ucx-utils (UCX 1.13) not installed"
-elif UCX_LOG_LEVEL=debug UCX_IB_MLX5_DEVX_OBJECTS=rcqp run ucx_info ucx_info -d &&
+elif UCX_LOG_LEVEL=debug run ucx_info ucx_info -d &&
      ucx_info_check; then
     ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5 and rc_verbs on 4 ports, RoCEv2 GID index 3"
     skip "ucx_info: ud_mlx5/ud_verbs listed but their ifaces fail: UD QPs are not modelled"

@@ -281,7 +281,28 @@ enum uct_mlx5_cmd_op_t {
     UCT_MLX5_CMD_OP_ALLOC_PD        = 0x800,
     UCT_MLX5_CMD_OP_DEALLOC_PD      = 0x801,
     UCT_MLX5_CMD_OP_CREATE_RMP      = 0x90c,
-    UCT_MLX5_CMD_OP_DESTROY_RMP     = 0x90e
+    UCT_MLX5_CMD_OP_MODIFY_RMP      = 0x90d,
+    UCT_MLX5_CMD_OP_DESTROY_RMP     = 0x90e,
+    UCT_MLX5_CMD_OP_QUERY_RMP       = 0x90f
+};
+
+/* wq.wq_type */
+enum {
+    UCT_MLX5_WQ_TYPE_LINKED_LIST          = 0x0,
+    UCT_MLX5_WQ_TYPE_CYCLIC               = 0x1,
+    UCT_MLX5_WQ_TYPE_LINKED_LIST_STRIDING = 0x2,
+    UCT_MLX5_WQ_TYPE_CYCLIC_STRIDING      = 0x3
+};
+
+/* rmpc.state */
+enum {
+    UCT_MLX5_RMPC_STATE_RDY = 0x1,
+    UCT_MLX5_RMPC_STATE_ERR = 0x3
+};
+
+/* modify_rmp_in.bitmask */
+enum {
+    UCT_MLX5_RMP_BITMASK_LWM = 1u << 0
 };
 
 /* qpc.state */
@@ -736,8 +757,92 @@ namespace destroy_rmp_in {
 UCT_MLX5_PRM_SIZE(128);
 UCT_MLX5_PRM_FIELD(opcode,  0, 16);
 UCT_MLX5_PRM_FIELD(uid,    16, 16);
+UCT_MLX5_PRM_FIELD(op_mod, 48, 16);
 UCT_MLX5_PRM_FIELD(rmpn,   72, 24);
 } // namespace destroy_rmp_in
+
+/*
+ * Not in layouts.csv: the work queue context of an RQ, SQ or RMP, the RMP
+ * context and the RMP commands, checked against the PRM (mlx5_ifc.h). The
+ * umem fields of wq take the place of the physical address list.
+ */
+namespace wq {
+UCT_MLX5_PRM_SIZE(1536);
+UCT_MLX5_PRM_FIELD(wq_type,                          0,  4);
+UCT_MLX5_PRM_FIELD(wq_signature,                     4,  1);
+UCT_MLX5_PRM_FIELD(end_padding_mode,                 5,  2);
+UCT_MLX5_PRM_FIELD(cd_slave,                         7,  1);
+UCT_MLX5_PRM_FIELD(page_offset,                     43,  5);
+UCT_MLX5_PRM_FIELD(lwm,                             48, 16);
+UCT_MLX5_PRM_FIELD(pd,                              72, 24);
+UCT_MLX5_PRM_FIELD(uar_page,                       104, 24);
+UCT_MLX5_PRM_FIELD(dbr_addr,                       128, 64);
+UCT_MLX5_PRM_FIELD(hw_counter,                     192, 32);
+UCT_MLX5_PRM_FIELD(sw_counter,                     224, 32);
+UCT_MLX5_PRM_FIELD(log_wq_stride,                  268,  4);
+UCT_MLX5_PRM_FIELD(log_wq_pg_sz,                   275,  5);
+UCT_MLX5_PRM_FIELD(log_wq_sz,                      283,  5);
+UCT_MLX5_PRM_FIELD(dbr_umem_valid,                 288,  1);
+UCT_MLX5_PRM_FIELD(wq_umem_valid,                  289,  1);
+UCT_MLX5_PRM_FIELD(single_wqe_log_num_of_strides,  308,  4);
+UCT_MLX5_PRM_FIELD(two_byte_shift_en,              312,  1);
+UCT_MLX5_PRM_FIELD(single_stride_log_num_of_bytes, 317,  3);
+UCT_MLX5_PRM_FIELD(dbr_umem_id,                    320, 32);
+UCT_MLX5_PRM_FIELD(wq_umem_id,                     352, 32);
+UCT_MLX5_PRM_FIELD(wq_umem_offset,                 384, 64);
+} // namespace wq
+
+namespace rmpc {
+UCT_MLX5_PRM_SIZE(1920);
+UCT_MLX5_PRM_FIELD(state,                  8,    4);
+UCT_MLX5_PRM_FIELD(basic_cyclic_rcv_wqe,  32,    1);
+UCT_MLX5_PRM_EMBED(wq,                   384, 1536, wq);
+} // namespace rmpc
+
+namespace create_rmp_in {
+UCT_MLX5_PRM_SIZE(2176);
+UCT_MLX5_PRM_FIELD(opcode,        0,   16);
+UCT_MLX5_PRM_FIELD(uid,          16,   16);
+UCT_MLX5_PRM_FIELD(op_mod,       48,   16);
+UCT_MLX5_PRM_EMBED(rmp_context, 256, 1920, rmpc);
+} // namespace create_rmp_in
+
+namespace destroy_rmp_out {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(status,    0,  8);
+UCT_MLX5_PRM_FIELD(syndrome, 32, 32);
+} // namespace destroy_rmp_out
+
+namespace query_rmp_in {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(opcode,  0, 16);
+UCT_MLX5_PRM_FIELD(op_mod, 48, 16);
+UCT_MLX5_PRM_FIELD(rmpn,   72, 24);
+} // namespace query_rmp_in
+
+namespace query_rmp_out {
+UCT_MLX5_PRM_SIZE(2176);
+UCT_MLX5_PRM_FIELD(status,        0,    8);
+UCT_MLX5_PRM_FIELD(syndrome,     32,   32);
+UCT_MLX5_PRM_EMBED(rmp_context, 256, 1920, rmpc);
+} // namespace query_rmp_out
+
+namespace modify_rmp_in {
+UCT_MLX5_PRM_SIZE(2176);
+UCT_MLX5_PRM_FIELD(opcode,        0,   16);
+UCT_MLX5_PRM_FIELD(uid,          16,   16);
+UCT_MLX5_PRM_FIELD(op_mod,       48,   16);
+UCT_MLX5_PRM_FIELD(rmp_state,    64,    4);
+UCT_MLX5_PRM_FIELD(rmpn,         72,   24);
+UCT_MLX5_PRM_FIELD(bitmask,     128,   64);
+UCT_MLX5_PRM_EMBED(ctx,         256, 1920, rmpc);
+} // namespace modify_rmp_in
+
+namespace modify_rmp_out {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(status,    0,  8);
+UCT_MLX5_PRM_FIELD(syndrome, 32, 32);
+} // namespace modify_rmp_out
 
 namespace alloc_pd_in {
 UCT_MLX5_PRM_SIZE(128);

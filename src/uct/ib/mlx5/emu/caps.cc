@@ -1,5 +1,6 @@
 /*
- * QUERY_HCA_CAP: the general device capabilities (cmd_hca_cap), the atomic
+ * QUERY_HCA_CAP: the general device capabilities (cmd_hca_cap, with RMPs
+ * sharing the SRQs' limits), the atomic
  * capabilities (atomic_cap) and the RoCE
  * capabilities (roce_cap), consistent with the verbs attributes the device
  * reports and with the limits its commands enforce.
@@ -39,6 +40,7 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::log_max_qp_sz>>(out, dev->log_max_qp_sz);
     put<general_cap<cap::log_max_qp>>(out, LOG_MAX_QP);
     put<general_cap<cap::log_max_srq>>(out, LOG_MAX_SRQ);
+    put<general_cap<cap::log_max_rmp>>(out, LOG_MAX_RMP);
     put<general_cap<cap::log_max_cq_sz>>(out, LOG_MAX_CQ_SZ);
     put<general_cap<cap::log_max_cq>>(out, LOG_MAX_CQ);
     put<general_cap<cap::log_max_mkey>>(out, LOG_MAX_MKEY);

@@ -73,7 +73,14 @@ void reclaim(emu_state &s, context *ctx, void (*destroy)(emu_state&, T*))
 
 void verbs_or_devx_qp_reclaim(emu_state &s, context *ctx)
 {
-    /* DevX QPs go with their DevX object, verbs QPs on their own */
+    /* DevX QPs go with their DevX object, verbs QPs on their own; DevX RMPs
+     * after the QPs receiving from them */
+    for (devx_obj *obj : objects_of<devx_obj>(ctx)) {
+        if (obj->qp != nullptr) {
+            ++s.objects_reclaimed;
+            devx_obj_destroy_locked(s, obj);
+        }
+    }
     reclaim<devx_obj>(s, ctx, devx_obj_destroy_locked);
     reclaim<qp>(s, ctx, verbs_qp_destroy_locked);
 }

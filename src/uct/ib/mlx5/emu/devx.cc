@@ -39,7 +39,10 @@ cmd_kind classify(uint16_t opcode)
     case UCT_MLX5_CMD_OP_ALLOC_PD:
         return cmd_kind::OBJ_CREATE;
     case UCT_MLX5_CMD_OP_QUERY_QP:
+    case UCT_MLX5_CMD_OP_QUERY_RMP:
         return cmd_kind::OBJ_QUERY;
+    case UCT_MLX5_CMD_OP_MODIFY_RMP:
+        return cmd_kind::OBJ_MODIFY;
     case UCT_MLX5_CMD_OP_DESTROY_QP:
     case UCT_MLX5_CMD_OP_DESTROY_MKEY:
     case UCT_MLX5_CMD_OP_DESTROY_SRQ:
@@ -60,11 +63,36 @@ cmd_kind classify(uint16_t opcode)
 void kernel_set_umem_valid(mailbox &in)
 {
     namespace cqi = prm::create_qp_in;
+    using rmp_wq  = prm::at<prm::create_rmp_in::rmp_context, prm::rmpc::wq>;
 
     if ((in.opcode() == UCT_MLX5_CMD_OP_CREATE_QP) &&
         in.fits<cqi::layout>()) {
         put<cqi::wq_umem_valid>(in.dw(), 1);
         put<prm::qpc::dbr_umem_valid>(sub<cqi::qpc>(in.dw()), 1);
+    } else if ((in.opcode() == UCT_MLX5_CMD_OP_CREATE_RMP) &&
+               in.fits<prm::create_rmp_in::layout>()) {
+        put<prm::at<rmp_wq, prm::wq::wq_umem_valid>>(in.dw(), 1);
+        put<prm::at<rmp_wq, prm::wq::dbr_umem_valid>>(in.dw(), 1);
+    }
+}
+
+/* The command the kernel saved at creation to destroy an object */
+uint16_t destroy_opcode(const devx_obj *obj)
+{
+    return (obj->rmp != nullptr) ? UCT_MLX5_CMD_OP_DESTROY_RMP :
+                                   UCT_MLX5_CMD_OP_DESTROY_QP;
+}
+
+/* Whether a modify or query command is for this object: the kernel checks
+ * the object type the opcode acts on and the number the command names */
+bool cmd_names_obj(const mailbox &in, const devx_obj *obj)
+{
+    switch (in.opcode()) {
+    case UCT_MLX5_CMD_OP_QUERY_RMP:
+    case UCT_MLX5_CMD_OP_MODIFY_RMP:
+        return (obj->rmp != nullptr) && (rmp_cmd_rmpn(in) == obj->rmp->srqn);
+    default:
+        return (obj->qp != nullptr) && (qp_cmd_qpn(in) == obj->qp->qpn);
     }
 }
 
@@ -173,7 +201,8 @@ struct mlx5dv_devx_obj *emu_devx_obj_create(struct ibv_context *ibctx,
     emu_state &s = state();
     guard g(s.lock);
     std::unique_ptr<devx_obj> obj;
-    qp *q = nullptr;
+    qp *q    = nullptr;
+    srq *rmp = nullptr;
     fw_result result;
     context *ctx;
     int err;
@@ -194,10 +223,14 @@ struct mlx5dv_devx_obj *emu_devx_obj_create(struct ibv_context *ibctx,
     kernel_set_umem_valid(inbox);
 
     result = fw_exec(s, ctx, inbox.opcode(), &outbox, [&] {
-        if (inbox.opcode() == UCT_MLX5_CMD_OP_CREATE_QP) {
+        switch (inbox.opcode()) {
+        case UCT_MLX5_CMD_OP_CREATE_QP:
             return qp_create_cmd(ctx, inbox, outbox, &q);
+        case UCT_MLX5_CMD_OP_CREATE_RMP:
+            return rmp_create_cmd(ctx, inbox, outbox, &rmp);
+        default:
+            return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OPCODE); /* not modelled */
         }
-        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OPCODE); /* not modelled */
     });
 
     outbox.copy_to(out, outlen);
@@ -205,8 +238,9 @@ struct mlx5dv_devx_obj *emu_devx_obj_create(struct ibv_context *ibctx,
         return fail_ptr<struct mlx5dv_devx_obj>(EREMOTEIO);
     }
 
-    obj     = std::make_unique<devx_obj>(ctx);
-    obj->qp = q;
+    obj      = std::make_unique<devx_obj>(ctx);
+    obj->qp  = q;
+    obj->rmp = rmp;
     register_handle(s, obj.get(), kind::DEVX_OBJ, obj.get());
     return reinterpret_cast<struct mlx5dv_devx_obj*>(
             add_object(ctx, std::move(obj)));
@@ -234,11 +268,16 @@ int devx_obj_cmd(struct mlx5dv_devx_obj *handle, cmd_kind expected,
 
     mailbox inbox(in, inlen), outbox(outlen);
     if ((classify(inbox.opcode()) != expected) ||
-        (qp_cmd_qpn(inbox) != obj->qp->qpn)) {
+        !cmd_names_obj(inbox, obj)) {
         return EINVAL;
     }
 
     result = fw_exec(s, obj->ctx, inbox.opcode(), &outbox, [&] {
+        if (obj->rmp != nullptr) {
+            return (expected == cmd_kind::OBJ_MODIFY) ?
+                   rmp_modify_cmd(obj->rmp, inbox) :
+                   rmp_query_cmd(obj->rmp, inbox, outbox);
+        }
         return (expected == cmd_kind::OBJ_MODIFY) ?
                qp_modify_cmd(obj->qp, inbox) :
                qp_query_cmd(obj->qp, inbox, outbox);
@@ -265,7 +304,11 @@ int emu_devx_obj_query(struct mlx5dv_devx_obj *obj, const void *in,
 void devx_obj_destroy_locked(emu_state &s, devx_obj *obj)
 {
     devx_events_release_obj(obj);
-    devx_qp_destroy(obj->qp);
+    if (obj->rmp != nullptr) {
+        devx_rmp_destroy(obj->rmp);
+    } else {
+        devx_qp_destroy(obj->qp);
+    }
     unregister_handle(s, obj);
     remove_object(obj->ctx, obj);
 }
@@ -282,8 +325,9 @@ int emu_devx_obj_destroy(struct mlx5dv_devx_obj *handle)
     }
 
     /* The kernel issues the destroy command it saved at creation */
-    result = fw_exec(s, obj->ctx, UCT_MLX5_CMD_OP_DESTROY_QP, nullptr,
-                     [] { return FW_OK; });
+    result = fw_exec(s, obj->ctx, destroy_opcode(obj), nullptr, [obj] {
+        return (obj->rmp != nullptr) ? rmp_destroy_cmd(obj->rmp) : FW_OK;
+    });
     if (result.status != UCT_IB_EMU_FW_OK) {
         return uct_ib_emu_fw_status_errno(result.status);
     }

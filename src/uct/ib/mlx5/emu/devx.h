@@ -142,6 +142,15 @@ fw_result qp_modify_cmd(qp *q, const mailbox &in); /* output: the header */
 fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out);
 void devx_qp_destroy(qp *q);
 
+/* RMP commands (rmp.cc) */
+uint32_t rmp_cmd_rmpn(const mailbox &in);
+fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
+                         srq **rmp_p);
+fw_result rmp_modify_cmd(srq *rmp, const mailbox &in); /* output: the header */
+fw_result rmp_query_cmd(const srq *rmp, const mailbox &in, mailbox &out);
+fw_result rmp_destroy_cmd(const srq *rmp); /* the check, not the release */
+void devx_rmp_destroy(srq *rmp);
+
 } // namespace uct_ib_emu
 
 #endif

@@ -67,6 +67,7 @@ constexpr unsigned LOG_MAX_QP_SZ       = 15;
 constexpr unsigned LOG_MAX_CQ          = 24;
 constexpr unsigned LOG_MAX_CQ_SZ       = 22;
 constexpr unsigned LOG_MAX_SRQ         = 23;
+constexpr unsigned LOG_MAX_RMP         = LOG_MAX_SRQ; /* one number space */
 constexpr unsigned LOG_MAX_SRQ_SZ      = 15;
 constexpr unsigned LOG_MAX_PD          = 23;
 constexpr unsigned LOG_MAX_MKEY        = 24;
@@ -353,6 +354,9 @@ struct cq : object {
     using object::object;
 };
 
+/* A shared receive queue: a verbs SRQ, whose ring and doorbell record the
+ * device allocates, or a DevX RMP (rmp.cc), whose ring and doorbell record
+ * are in its user's umems */
 struct srq : object {
     static constexpr kind KIND = kind::SRQ;
 
@@ -367,6 +371,16 @@ struct srq : object {
     unsigned       refs    = 0; /* QPs using it */
     srq_exec       exec;        /* the engine's and the provider's indices */
     std::vector<uint64_t> wrid; /* post_srq_recv: by WQE index */
+
+    /* A DevX RMP */
+    bool           devx           = false;
+    uint8_t        wq_type        = UCT_MLX5_WQ_TYPE_LINKED_LIST;
+    uint8_t        rmp_state      = UCT_MLX5_RMPC_STATE_RDY;
+    uint16_t       lwm            = 0;
+    struct umem    *wq_umem       = nullptr;
+    uint64_t       wq_umem_offset = 0;
+    struct umem    *dbr_umem      = nullptr;
+    uint64_t       dbr_offset     = 0;
 
     using object::object;
 };
@@ -576,7 +590,8 @@ struct devx_event_channel : object {
 struct devx_obj : object {
     static constexpr kind KIND = kind::DEVX_OBJ;
 
-    struct qp *qp = nullptr;
+    struct qp  *qp  = nullptr; /* one of them */
+    struct srq *rmp = nullptr;
 
     using object::object;
 };
@@ -855,6 +870,10 @@ int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
 int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
 void verbs_queues_reset(qp *q);
 void srq_init_links(srq *q);
+
+/* Where an SRQ's ring and doorbell record are (rmp.cc) */
+uint8_t *srq_ring(const srq *q);
+const uint32_t *srq_dbrec(const srq *q);
 
 /* Fault injection of the glue slots (instruments.cc): the convention of a
  * slot, and whether the current call must fail (with *err) */

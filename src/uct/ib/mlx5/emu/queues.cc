@@ -3,7 +3,8 @@
  * mlx5dv_init_obj hands out) and how the device takes receive WQEs from a
  * regular RQ (data segments, ended by MLX5_INVALID_LKEY or the stride) or
  * from an SRQ (a next segment, then data segments; the device follows the
- * next-index links from its head and never writes the entries).
+ * next-index links from its head, or takes a cyclic RMP's entries in order,
+ * and never writes the entries).
  */
 #include "engine.h"
 
@@ -49,13 +50,41 @@ bool rq_has_wqe(qp *q)
 
 bool srq_has_wqe(srq *sq)
 {
-    const uint32_t *dbrec = static_cast<const uint32_t*>(sq->dbrec.get());
-
     if (sq->exec.producer_seen == sq->exec.consumed) {
         sq->exec.producer_seen = static_cast<uint16_t>(
-                dma_load_be32(&dbrec[0]));
+                dma_load_be32(&srq_dbrec(sq)[0]));
     }
     return sq->exec.producer_seen != sq->exec.consumed;
+}
+
+/* A linked-list SRQ hands out the entry at its head and moves to the entry
+ * it links to; a cyclic RMP its entries in ring order, its next segments
+ * unread. The CQE names the entry by its index in the ring. */
+bool srq_take(srq *sq, uint16_t *wqe_index, std::vector<sge> *sges)
+{
+    const size_t next_size = sizeof(struct mlx5_wqe_srq_next_seg);
+    const uint8_t *wqe;
+    struct mlx5_wqe_srq_next_seg next;
+
+    if (!srq_has_wqe(sq)) {
+        return false;
+    }
+
+    if (sq->wq_type == UCT_MLX5_WQ_TYPE_CYCLIC) {
+        *wqe_index = sq->exec.consumed & (sq->wqe_cnt - 1);
+        wqe        = srq_ring(sq) + size_t(*wqe_index) * sq->stride;
+    } else {
+        *wqe_index = sq->exec.head;
+        wqe        = srq_ring(sq) +
+                     size_t(sq->exec.head & (sq->wqe_cnt - 1)) * sq->stride;
+        memcpy(&next, wqe, sizeof(next));
+        sq->exec.head = be16toh(next.next_wqe_index);
+    }
+
+    read_data_segs(wqe + next_size, (sq->stride - next_size) / DATA_SEG_SIZE,
+                   sges);
+    ++sq->exec.consumed;
+    return true;
 }
 
 } // namespace
@@ -114,22 +143,7 @@ bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges)
     srq *sq = q->srq;
 
     if (sq != nullptr) {
-        const uint8_t *wqe;
-        struct mlx5_wqe_srq_next_seg next;
-
-        if (!srq_has_wqe(sq)) {
-            return false;
-        }
-
-        *wqe_index = sq->exec.head;
-        wqe        = sq->buf.bytes() +
-                     size_t(sq->exec.head & (sq->wqe_cnt - 1)) * sq->stride;
-        memcpy(&next, wqe, sizeof(next));
-        read_data_segs(wqe + sizeof(next), (sq->stride - sizeof(next)) /
-                       DATA_SEG_SIZE, sges);
-        sq->exec.head = be16toh(next.next_wqe_index);
-        ++sq->exec.consumed;
-        return true;
+        return srq_take(sq, wqe_index, sges);
     }
 
     ring r = rq_ring(q);

@@ -143,9 +143,49 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "lag_tx_port_affinity outside 1..cmd_hca_cap.num_lag_ports") \
     _(RTR2RTS_LOG_SRA_MAX,      BAD_PARAM,      0x504002, \
       "qpc.log_sra_max above cmd_hca_cap.log_max_ra_req_qp") \
+    /* CREATE_RMP */ \
+    _(CREATE_RMP_BAD_STATE,     BAD_PARAM,      0x90c001, \
+      "rmpc.state is not RDY") \
+    _(CREATE_RMP_BAD_WQ_TYPE,   BAD_PARAM,      0x90c002, \
+      "wq.wq_type is not linked list or cyclic (the device has no " \
+      "striding receive queues)") \
+    _(CREATE_RMP_BASIC_CYCLIC,  BAD_PARAM,      0x90c003, \
+      "rmpc.basic_cyclic_rcv_wqe set: the device's receive WQEs always " \
+      "begin with a next segment") \
+    _(CREATE_RMP_BAD_PD,        BAD_RESOURCE,   0x90c004, \
+      "wq.pd is not a protection domain of this context") \
+    _(CREATE_RMP_LOG_WQ_SZ,     BAD_PARAM,      0x90c005, \
+      "wq.log_wq_sz above cmd_hca_cap.log_max_srq_sz") \
+    _(CREATE_RMP_LOG_WQ_STRIDE, BAD_PARAM,      0x90c006, \
+      "receive WQE stride below 32 bytes (a next segment and one scatter " \
+      "entry) or above cmd_hca_cap.max_wqe_sz_rq") \
+    _(CREATE_RMP_LWM,           BAD_PARAM,      0x90c007, \
+      "wq.lwm not below the number of WQEs") \
+    _(CREATE_RMP_BAD_WQ_UMEM,   BAD_RESOURCE,   0x90c008, \
+      "wq.wq_umem_id is not a umem of this context") \
+    _(CREATE_RMP_WQ_UMEM_SIZE,  BAD_PARAM,      0x90c009, \
+      "the receive WQE ring does not fit in the WQ umem") \
+    _(CREATE_RMP_BAD_DBR_UMEM,  BAD_RESOURCE,   0x90c00a, \
+      "wq.dbr_umem_id is not a umem of this context") \
+    _(CREATE_RMP_DBR_ADDR,      BAD_PARAM,      0x90c00b, \
+      "wq.dbr_addr misaligned or the doorbell record exceeds its umem") \
+    _(CREATE_RMP_LIMIT,         EXCEED_LIM,     0x90c00c, \
+      "no more RMPs: cmd_hca_cap.log_max_rmp reached") \
+    /* MODIFY_RMP */ \
+    _(MODIFY_RMP_BAD_STATE,     BAD_RES_STATE,  0x90d001, \
+      "rmp_state differs from the RMP's current state") \
+    _(MODIFY_RMP_NEXT_STATE,    BAD_PARAM,      0x90d002, \
+      "rmpc.state is not RDY: the device moves an RMP only to RDY") \
+    _(MODIFY_RMP_BITMASK,       BAD_PARAM,      0x90d003, \
+      "bitmask selects a field other than lwm") \
+    _(MODIFY_RMP_LWM,           BAD_PARAM,      0x90d004, \
+      "wq.lwm not below the number of WQEs") \
+    /* DESTROY_RMP (issued by the kernel for obj_destroy) */ \
+    _(DESTROY_RMP_IN_USE,       RESOURCE_BUSY,  0x90e001, \
+      "RMP still the receive queue of a QP") \
     /* DESTROY_UMEM (issued by the kernel for umem_dereg) */ \
     _(DESTROY_UMEM_IN_USE,      RESOURCE_BUSY,  0xa0a001, \
-      "umem still referenced by a QP")
+      "umem still referenced by a QP or an RMP")
 
 
 #define UCT_IB_EMU_SYNDROME_ENUM(_name, _status, _value, _what) \

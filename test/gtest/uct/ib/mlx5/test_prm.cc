@@ -218,6 +218,36 @@ TEST_F(test_prm, create_qp)
     EXPECT_FIELD(create_qp_out::qpn,             72,   24);
 }
 
+TEST_F(test_prm, rmp_commands)
+{
+    EXPECT_FIELD(create_rmp_in::op_mod,         48,   16);
+    EXPECT_FIELD(create_rmp_in::rmp_context,   256, 1920);
+    EXPECT_FIELD(create_rmp_out::rmpn,          72,   24);
+    EXPECT_FIELD(rmpc::state,                    8,    4);
+    EXPECT_FIELD(rmpc::basic_cyclic_rcv_wqe,    32,    1);
+    EXPECT_FIELD(rmpc::wq,                     384, 1536);
+    EXPECT_FIELD(wq::wq_type,                    0,    4);
+    EXPECT_FIELD(wq::lwm,                       48,   16);
+    EXPECT_FIELD(wq::pd,                        72,   24);
+    EXPECT_FIELD(wq::dbr_addr,                 128,   64);
+    EXPECT_FIELD(wq::hw_counter,               192,   32);
+    EXPECT_FIELD(wq::sw_counter,               224,   32);
+    EXPECT_FIELD(wq::log_wq_stride,            268,    4);
+    EXPECT_FIELD(wq::log_wq_sz,                283,    5);
+    EXPECT_FIELD(wq::dbr_umem_valid,           288,    1);
+    EXPECT_FIELD(wq::wq_umem_valid,            289,    1);
+    EXPECT_FIELD(wq::dbr_umem_id,              320,   32);
+    EXPECT_FIELD(wq::wq_umem_id,               352,   32);
+    EXPECT_FIELD(wq::wq_umem_offset,           384,   64);
+    EXPECT_FIELD(query_rmp_in::rmpn,            72,   24);
+    EXPECT_FIELD(query_rmp_out::rmp_context,   256, 1920);
+    EXPECT_FIELD(modify_rmp_in::rmp_state,      64,    4);
+    EXPECT_FIELD(modify_rmp_in::rmpn,           72,   24);
+    EXPECT_FIELD(modify_rmp_in::bitmask,       128,   64);
+    EXPECT_FIELD(modify_rmp_in::ctx,           256, 1920);
+    EXPECT_FIELD(destroy_rmp_in::rmpn,          72,   24);
+}
+
 TEST_F(test_prm, qp_commands)
 {
     EXPECT_FIELD(destroy_qp_in::qpn,                    72,   24);
