@@ -8,6 +8,7 @@
  *   responder.cc  incoming requests against the destination QP and its
  *                 memory, and their acknowledgements
  *   queues.cc     the rings of a QP, receive WQEs of RQs and SRQs
+ *   ud.cc         UD datagrams: the address vector, delivery, the GRH area
  *   completer.cc  CQEs (success, error, flush), overrun
  *   mkey.cc       memory keys: lookup, access rights, bounds
  * The requester and the responder talk only through the packets below, so

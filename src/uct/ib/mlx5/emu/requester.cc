@@ -20,6 +20,10 @@
  * A WQE completes with a CQE only if it asked for one (CQ_UPDATE), or with
  * an error; after an error the QP is in ERR and every WQE still posted, and
  * any posted later, completes with WR_FLUSH_ERR.
+ *
+ * A UD QP's WQEs are datagrams (ud.cc): each completes as soon as it is
+ * sent; a local error moves the QP to SQER, which flushes only its send
+ * queue.
  */
 #include "engine.h"
 #include "member.h"
