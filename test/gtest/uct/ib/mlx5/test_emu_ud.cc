@@ -39,6 +39,12 @@ const ud_link links[] = {
     {"ib_grh",       "mlx5_2", "mlx5_3",  0, false, false, false}
 };
 
+/* gtest names a failing case by the link, not by its bytes */
+void PrintTo(const ud_link &link, std::ostream *os)
+{
+    *os << link.name;
+}
+
 /* One device's side: context, PD, CQ, a UD QP, a registered buffer */
 struct side {
     struct ibv_context *ctx = nullptr;
