@@ -16,24 +16,32 @@
 #   pingpong  ibv_rc_pingpong server and client (given localhost) in two
 #             processes, two hosts of one fabric: RoCEv2 (-d mlx5_0 -g 3)
 #             and InfiniBand (-d mlx5_2), each with polling and with
-#             completion events (-e)
+#             completion events (-e); ibv_ud_pingpong likewise (UD QPs,
+#             address handles, the GRH area of every receive), with -c
+#             checking the received data
 #   ucx_info  UCX 1.13.1's ucx_info -d (Debian's ucx-utils): the DevX md opens
 #             on every device, rc_mlx5 and rc_verbs are listed with their
-#             capabilities on all four ports, the RoCE port uses GID index 3
-#             (RoCEv2). ud_mlx5/ud_verbs are reported as skipped: UD QPs
-#             are not modelled (README)
+#             capabilities on all four ports, and so are ud_mlx5 and
+#             ud_verbs (their ifaces open: UD QPs), the RoCE port uses GID
+#             index 3 (RoCEv2)
+#   perftest  UCX 1.13.1's ucx_perftest -t am_lat between two processes on
+#             ud_verbs and ud_mlx5, RoCEv2 (mlx5_0:1) and InfiniBand
+#             (mlx5_2:1): both sides finish with a "Final:" line of all
+#             iterations
 # Prints "dropin: ok: ..." or "dropin: FAILED: ..." per check, then
 # "N passed, N failed, N skipped". Exit status 0 if all passed, 1 if any
 # failed, 77 (skipped, with the reason) if ibverbs-utils is absent and
 # cannot be installed.
 #
 # Environment: DROPIN_ITERS (ping-pong iterations, default 200),
-# DROPIN_TIMEOUT (seconds per program, default 60).
+# DROPIN_PERF_ITERS (ucx_perftest iterations, default 50), DROPIN_TIMEOUT
+# (seconds per program, default 60).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 libdir=${1:?usage: dropin-check.sh LIBDIR}
 iters=${DROPIN_ITERS:-200}
+perf_iters=${DROPIN_PERF_ITERS:-50}
 limit=${DROPIN_TIMEOUT:-60}
 preload=$libdir/libucx_mlx5_emu_preload.so
 work=$(mktemp -d "${TMPDIR:-/tmp}/dropin-check.XXXXXX")
@@ -66,11 +74,12 @@ show() {
     sed 's/^/    | /' "$1" | head -40
 }
 
-if ! command -v ibv_rc_pingpong >/dev/null || ! command -v ibv_devinfo >/dev/null; then
+if ! command -v ibv_rc_pingpong >/dev/null || ! command -v ibv_ud_pingpong >/dev/null ||
+   ! command -v ibv_devinfo >/dev/null; then
     echo "dropin: ibverbs-utils missing: trying contrib/install-deps.sh"
     "$top/contrib/install-deps.sh" >"$work/install-deps.log" 2>&1 || show "$work/install-deps.log"
 fi
-for prog in ibv_devices ibv_devinfo ibv_rc_pingpong; do
+for prog in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong; do
     if ! command -v $prog >/dev/null; then
         echo "dropin: SKIPPED: $prog not found and Debian's ibverbs-utils could not be installed"
         echo "0 passed, 0 failed, 1 skipped"
@@ -161,15 +170,16 @@ listening() {
         /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
-# --- pingpong NAME ARGS...: server and client on one port of each host
+# --- pingpong PROGRAM NAME ARGS...: server and client on one port of each
+# host
 port=$(( 20000 + $$ % 20000 ))
 pingpong() {
-    local name=$1; shift
+    local prog=$1 name=$2; shift 2
     local slog=$work/$name-server.log clog=$work/$name-client.log
     local spid src crc i expect_addr
 
     port=$((port + 1))
-    LD_PRELOAD=$preload timeout "$limit" ibv_rc_pingpong "$@" -n "$iters" -p $port \
+    LD_PRELOAD=$preload timeout "$limit" $prog "$@" -n "$iters" -p $port \
         >"$slog" 2>&1 &
     spid=$!
     # until the server listens (its output is buffered: watch the socket)
@@ -178,7 +188,7 @@ pingpong() {
         kill -0 $spid 2>/dev/null || break
         sleep 0.1
     done
-    LD_PRELOAD=$preload timeout "$limit" ibv_rc_pingpong "$@" -n "$iters" -p $port localhost \
+    LD_PRELOAD=$preload timeout "$limit" $prog "$@" -n "$iters" -p $port localhost \
         >"$clog" 2>&1
     crc=$?
     wait $spid
@@ -194,18 +204,23 @@ pingpong() {
        grep -qE "remote address: +$expect_addr" "$slog" &&
        grep -qE "remote address: +$expect_addr" "$clog" &&
        ! grep -qi "failed" "$slog" "$clog"; then
-        ok "pingpong $name: ibv_rc_pingpong $* -n $iters: $(grep -h 'iters in' "$clog")"
+        ok "pingpong $name: $prog $* -n $iters: $(grep -h 'iters in' "$clog")"
     else
-        fail "pingpong $name: ibv_rc_pingpong $* (server exit $src, client exit $crc)"
+        fail "pingpong $name: $prog $* (server exit $src, client exit $crc)"
         echo "    server:"; show "$slog"
         echo "    client:"; show "$clog"
     fi
 }
 
-pingpong roce-v2        -d mlx5_0 -g 3
-pingpong roce-v2-events -d mlx5_0 -g 3 -e
-pingpong ib             -d mlx5_2
-pingpong ib-events      -d mlx5_2 -e
+pingpong ibv_rc_pingpong roce-v2        -d mlx5_0 -g 3
+pingpong ibv_rc_pingpong roce-v2-events -d mlx5_0 -g 3 -e
+pingpong ibv_rc_pingpong ib             -d mlx5_2
+pingpong ibv_rc_pingpong ib-events      -d mlx5_2 -e
+# UD: a datagram is at most the port MTU (1024 on the emulated Ethernet ports)
+pingpong ibv_ud_pingpong ud-roce-v2        -d mlx5_0 -g 3 -s 1024 -c
+pingpong ibv_ud_pingpong ud-roce-v2-events -d mlx5_0 -g 3 -s 1024 -c -e
+pingpong ibv_ud_pingpong ud-ib             -d mlx5_2 -c
+pingpong ibv_ud_pingpong ud-ib-events      -d mlx5_2 -c -e
 
 # --- ucx_info: UCX 1.13.1 on the emulated devices
 skipped=0
@@ -220,7 +235,7 @@ ucx_info_check() {
     for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3; do
         grep -q "$dev: opened DEVX md" "$log" ||
             { echo "    $dev: no DevX md"; return 1; }
-        for tl in rc_mlx5 rc_verbs; do
+        for tl in rc_mlx5 rc_verbs ud_mlx5 ud_verbs; do
             # the transport's section has its capabilities
             awk -v t="$tl" -v d="$dev:1" '
                 /Transport:/ {on = ($3 == t)}
@@ -237,10 +252,50 @@ if ! command -v ucx_info >/dev/null || ! ucx_info -v 2>/dev/null | grep -q "Vers
     skip "ucx_info: Debian's ucx-utils (UCX 1.13) not installed"
 elif UCX_LOG_LEVEL=debug run ucx_info ucx_info -d &&
      ucx_info_check; then
-    ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5 and rc_verbs on 4 ports, RoCEv2 GID index 3"
-    skip "ucx_info: ud_mlx5/ud_verbs listed but their ifaces fail: UD QPs are not modelled"
+    ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5 and ud_verbs on 4 ports, RoCEv2 GID index 3"
 else
     fail "ucx_info: ucx_info -d"; grep -E "Transport:|Device:|ERROR|Assertion" "$work/ucx_info.log" | show /dev/stdin
+fi
+
+# --- perftest TL DEV: ucx_perftest am_lat server and client
+perftest() {
+    local tl=$1 dev=$2
+    local slog=$work/perf-$tl-$dev-server.log clog=$work/perf-$tl-$dev-client.log
+    local spid src crc i
+
+    port=$((port + 1))
+    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t am_lat \
+        -n "$perf_iters" -p $port >"$slog" 2>&1 &
+    spid=$!
+    for ((i = 0; i < 100; i++)); do
+        listening $port && break
+        kill -0 $spid 2>/dev/null || break
+        sleep 0.1
+    done
+    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t am_lat \
+        -n "$perf_iters" -p $port localhost >"$clog" 2>&1
+    crc=$?
+    wait $spid
+    src=$?
+
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+       grep -qE "^Final: +$perf_iters " "$clog" &&
+       ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
+        ok "perftest: ucx_perftest -x $tl -d $dev -t am_lat -n $perf_iters: $(grep -h '^Final:' "$clog" | tr -s ' ')"
+    else
+        fail "perftest: ucx_perftest -x $tl -d $dev -t am_lat (server exit $src, client exit $crc)"
+        echo "    server:"; show "$slog"
+        echo "    client:"; show "$clog"
+    fi
+}
+if ! command -v ucx_perftest >/dev/null; then
+    skip "perftest: Debian's ucx-utils (ucx_perftest) not installed"
+else
+    for tl in ud_verbs ud_mlx5; do
+        for dev in mlx5_0:1 mlx5_2:1; do
+            perftest $tl $dev
+        done
+    done
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

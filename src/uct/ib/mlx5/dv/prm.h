@@ -318,7 +318,8 @@ enum {
 
 /* qpc.st */
 enum {
-    UCT_MLX5_QP_ST_RC = 0x0
+    UCT_MLX5_QP_ST_RC = 0x0,
+    UCT_MLX5_QP_ST_UD = 0x3
 };
 
 /* opt_param_mask of the QP state transitions */

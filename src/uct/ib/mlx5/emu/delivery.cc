@@ -82,15 +82,15 @@ const port *find_ib_port(const emu_state &s, const std::string &fabric,
 } // namespace
 
 
-uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
-                          wire::dest *remote)
+uct_ib_emu_drop_t route(const emu_state &s, const qp *q,
+                        const uct_ib_emu_ads_t &path, const device **dev_p,
+                        const port **port_p, wire::dest *remote)
 {
     const device *src_dev = q->ctx->dev;
     const port *src_port  = src_dev->get_port(q->port);
     const device *dst_dev = nullptr;
     const port *dst_port;
     const gid_slot *sgid;
-    qp *dst;
 
     if ((src_port == nullptr) || (src_port->state != IBV_PORT_ACTIVE)) {
         return UCT_IB_EMU_DROP_NO_ROUTE;
@@ -98,18 +98,18 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
 
     if (src_port->is_eth()) {
         /* RoCE: the source GID's type is the packet's version */
-        sgid = src_port->gid(q->path.src_addr_index);
+        sgid = src_port->gid(path.src_addr_index);
         if (sgid == nullptr) {
             return UCT_IB_EMU_DROP_NO_ROUTE;
         }
 
-        dst_port = find_eth_port(s, q, src_port->fabric, q->path.rgid,
+        dst_port = find_eth_port(s, q, src_port->fabric, path.rgid,
                                  sgid->type, &dst_dev);
         if (dst_port == nullptr) {
             return UCT_IB_EMU_DROP_NO_ROUTE;
         }
 
-        if (q->path.rmac != dst_port->mac) {
+        if (path.rmac != dst_port->mac) {
             return UCT_IB_EMU_DROP_MAC;
         }
 
@@ -122,7 +122,7 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
         }
     } else {
         /* InfiniBand: the subnet routes by LID */
-        dst_port = find_ib_port(s, src_port->fabric, q->path.rlid, &dst_dev);
+        dst_port = find_ib_port(s, src_port->fabric, path.rlid, &dst_dev);
         if (dst_port == nullptr) {
             return UCT_IB_EMU_DROP_NO_ROUTE;
         }
@@ -135,15 +135,39 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
             return (remote == nullptr) ? UCT_IB_EMU_DROP_NO_QP :
                                          UCT_IB_EMU_DROP_ISOLATED;
         }
-        *dst_p         = nullptr;
+        *dev_p         = nullptr;
         remote->host   = static_cast<unsigned>(dst_dev->host);
         remote->dev    = static_cast<uint8_t>(dst_dev->index);
         remote->port   = dst_port->num;
         return UCT_IB_EMU_DROP_NONE;
     }
 
+    *dev_p  = dst_dev;
+    *port_p = dst_port;
+    return UCT_IB_EMU_DROP_NONE;
+}
+
+uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
+                          wire::dest *remote)
+{
+    const device *dst_dev = nullptr;
+    const port *dst_port  = nullptr;
+    uct_ib_emu_drop_t reason;
+    qp *dst;
+
+    reason = route(s, q, q->path, &dst_dev, &dst_port, remote);
+    if (reason != UCT_IB_EMU_DROP_NONE) {
+        return reason;
+    }
+
+    if (dst_dev == nullptr) {
+        *dst_p = nullptr; /* another host */
+        return UCT_IB_EMU_DROP_NONE;
+    }
+
     auto it = dst_dev->qps.find(q->remote_qpn);
-    if ((it == dst_dev->qps.end()) || (it->second->port != dst_port->num)) {
+    if ((it == dst_dev->qps.end()) || (it->second->port != dst_port->num) ||
+        it->second->is_ud()) {
         return UCT_IB_EMU_DROP_NO_QP;
     }
 
@@ -222,6 +246,10 @@ const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
         return "host traffic killed";
     case UCT_IB_EMU_DROP_CONGESTION:
         return "destination host congested";
+    case UCT_IB_EMU_DROP_QKEY:
+        return "datagram Q_Key mismatch";
+    case UCT_IB_EMU_DROP_NO_RECV:
+        return "datagram found no receive WQE";
     default:
         return "unknown";
     }

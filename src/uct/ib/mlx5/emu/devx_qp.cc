@@ -645,7 +645,7 @@ fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out)
 
     qpc = sub<prm::query_qp_out::qpc>(out.dw());
     set<prm::qpc::state>(qpc, q->state);
-    set<prm::qpc::st>(qpc, UCT_MLX5_QP_ST_RC);
+    set<prm::qpc::st>(qpc, q->st);
     set<prm::qpc::pm_state>(qpc, q->pm_state);
     set<prm::qpc::pd>(qpc, q->pd->pdn);
     set<prm::qpc::mtu>(qpc, q->mtu);

@@ -237,6 +237,10 @@ enum uct_ib_emu_drop_t {
                                      destination host is killed */
     UCT_IB_EMU_DROP_CONGESTION,   /* the destination host does not drain
                                      its socket: the oldest frames are lost */
+    UCT_IB_EMU_DROP_QKEY,         /* a datagram whose Q_Key is not the
+                                     destination UD QP's */
+    UCT_IB_EMU_DROP_NO_RECV,      /* a datagram that found no receive WQE
+                                     (UD has no RNR: it is lost) */
     UCT_IB_EMU_DROP_LAST
 };
 

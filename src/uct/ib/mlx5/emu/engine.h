@@ -8,6 +8,7 @@
  *   responder.cc  incoming requests against the destination QP and its
  *                 memory, and their acknowledgements
  *   queues.cc     the rings of a QP, receive WQEs of RQs and SRQs
+ *   ud.cc         UD datagrams: the address vector, delivery, the GRH area
  *   completer.cc  CQEs (success, error, flush), overrun
  *   mkey.cc       memory keys: lookup, access rights, bounds
  * The requester and the responder talk only through the packets below, so
@@ -202,6 +203,9 @@ struct cqe_desc {
     uint8_t  syndrome;      /* error CQEs */
     uint8_t  vendor_syndrome;
     bool     solicited;     /* a receive of a solicited message */
+    bool     ud;            /* a UD receive: the fields below are written */
+    uint32_t flags_rqpn;    /* GRH bits, sl, source QPN */
+    uint16_t slid;
 };
 
 /* Write a CQE; false on an overrun (nothing written, CQ in error) */
@@ -253,6 +257,46 @@ void requester_response(emu_state &s, qp *q, const wire::resp_hdr &h,
 /* Responder: execute a request that reached dst */
 void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp);
+
+
+/* ------------------------------------------------------------------------
+ * UD (ud.cc): datagrams, no acknowledgements, no retries
+ */
+constexpr unsigned UD_GRH_LEN = 40;
+
+/* A datagram as it reaches the destination port */
+struct datagram {
+    uint32_t      src_qpn;
+    uint32_t      dst_qpn;
+    uint32_t      qkey;
+    uint32_t      imm;        /* big endian, with has_imm */
+    bool          has_imm;
+    bool          solicited;
+    bool          has_grh;    /* grh holds the GRH / IPv4 header area */
+    uint8_t       grh[UD_GRH_LEN];
+    uint16_t      slid;
+    uint8_t       sl;         /* the receive CQE's sl field */
+    const uint8_t *payload;
+    uint32_t      payload_len;
+};
+
+/* Decode a UD WQE's datagram segment at seg (left bytes of the WQE from
+ * there) into w; its length in *used, or a CQE syndrome */
+uint8_t ud_decode_datagram_seg(send_wqe *w, const uint8_t *seg, unsigned left,
+                               unsigned *used);
+
+/* Send w's message (gathered in payload) as one datagram: 0 once it is
+ * on the wire (delivered or not), or the syndrome of a local error */
+uint8_t ud_send(emu_state &s, qp *q, const send_wqe &w,
+                const std::vector<uint8_t> &payload);
+
+/* A datagram reached a port of this host: its UD QP dst_qpn there
+ * receives it or it is dropped (counted) */
+void ud_receive(emu_state &s, const device *dev, const port *p,
+                const datagram &d);
+
+/* Move a UD QP to SQER after a send error (receives go on) */
+void qp_to_sq_error(qp *q, const char *why);
 
 
 /* ------------------------------------------------------------------------

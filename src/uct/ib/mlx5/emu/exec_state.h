@@ -43,6 +43,8 @@ struct send_wqe {
     bool                 is_inline  = false;
     std::vector<uint8_t> inline_data;
     uint32_t             length     = 0; /* message bytes */
+    uint8_t              av[48]     = {}; /* UD: the datagram segment's
+                                             address vector, as posted */
     uint8_t              bad_syndrome = 0; /* decoding failed: its syndrome */
 
     /* Reliability */

@@ -193,6 +193,7 @@ void qp::reset_connection()
     rq_x          = rq_exec();
     port          = 0;
     remote_qpn    = 0;
+    qkey          = 0;
     mtu           = 0;
     log_msg_max   = 0;
     rre           = 0;

@@ -470,6 +470,8 @@ struct qp : object {
     bool             devx          = false;
     uint32_t         qpn           = 0;
     uint8_t          state         = 0; /* PRM qpc.state */
+    uint8_t          st            = UCT_MLX5_QP_ST_RC; /* PRM qpc.st */
+    uint32_t         qkey          = 0; /* UD */
     struct pd        *pd           = nullptr;
     struct cq        *send_cq      = nullptr;
     struct cq        *recv_cq      = nullptr;
@@ -563,6 +565,11 @@ struct qp : object {
 
     /* Drop the connection state (transition to RST) */
     void reset_connection();
+
+    bool is_ud() const
+    {
+        return st == UCT_MLX5_QP_ST_UD;
+    }
 };
 
 /* A DevX event channel (devx_events.cc): the user reads its fd, one
@@ -832,6 +839,13 @@ void context_destroy_locked(emu_state &s, context *ctx);
  */
 uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
                           wire::dest *remote = nullptr);
+
+/* The first half of deliver(), for a packet of q on path (a datagram's
+ * address vector, for UD): the destination device and port, or, on another
+ * host, *dev_p NULL and *remote filled */
+uct_ib_emu_drop_t route(const emu_state &s, const qp *q,
+                        const uct_ib_emu_ads_t &path, const device **dev_p,
+                        const port **port_p, wire::dest *remote);
 
 /* deliver() for one packet of the engine carrying payload_len bytes: also
  * dropped when larger than the responder's path MTU */

@@ -3,7 +3,7 @@
  * taken apart; a request is checked against the destination QP here, where
  * it lives (design section 4's rules past the port), executed by the
  * responder, and answered over the responder's own path; an answer goes to
- * the requester of its QP.
+ * the requester of its QP; a datagram goes to UD delivery (ud.cc).
  */
 #include "engine.h"
 #include "member.h"
@@ -90,7 +90,8 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
     }
 
     auto it = dev->qps.find(h.dst_qpn);
-    if ((it == dev->qps.end()) || (it->second->port != h.dst_port)) {
+    if ((it == dev->qps.end()) || (it->second->port != h.dst_port) ||
+        it->second->is_ud()) {
         drop(s, UCT_IB_EMU_DROP_NO_QP, h.dst_qpn);
         return;
     }
@@ -154,6 +155,41 @@ void on_response(emu_state &s, const wire::resp_hdr &h, const uint8_t *data)
     requester_response(s, q, h, data);
 }
 
+/* A datagram for a port of this host: UD delivery goes on there */
+void on_datagram(emu_state &s, const wire::dgram_hdr &h,
+                 const uint8_t *payload)
+{
+    const device *dev;
+    const port *p;
+    datagram d = {};
+
+    if (h.dst_dev >= s.devices.size()) {
+        drop(s, UCT_IB_EMU_DROP_NO_ROUTE, h.dst_qpn);
+        return;
+    }
+
+    dev = s.devices[h.dst_dev].get();
+    p   = dev->get_port(h.dst_port);
+    if ((p == nullptr) || (p->state != IBV_PORT_ACTIVE)) {
+        drop(s, UCT_IB_EMU_DROP_NO_ROUTE, h.dst_qpn);
+        return;
+    }
+
+    d.src_qpn     = h.src_qpn;
+    d.dst_qpn     = h.dst_qpn;
+    d.qkey        = h.qkey;
+    d.imm         = h.imm;
+    d.has_imm     = h.flags & wire::DGRAM_IMM;
+    d.solicited   = h.flags & wire::DGRAM_SOLICITED;
+    d.has_grh     = h.flags & wire::DGRAM_GRH;
+    d.slid        = h.slid;
+    d.sl          = h.sl;
+    d.payload     = payload;
+    d.payload_len = h.payload_len;
+    memcpy(d.grh, h.grh, sizeof(d.grh));
+    ud_receive(s, dev, p, d);
+}
+
 size_t padded(size_t len)
 {
     return (len + 7) & ~size_t(7);
@@ -195,6 +231,19 @@ void on_frame(emu_state &s, const wire::frame_hdr &fh, const uint8_t *p,
             on_response(s, h, p + sizeof(h));
             p   += sizeof(h) + padded(h.data_len);
             len -= sizeof(h) + padded(h.data_len);
+        } else if (p[0] == wire::PKT_DATAGRAM) {
+            wire::dgram_hdr h;
+
+            if (len < sizeof(h)) {
+                return;
+            }
+            memcpy(&h, p, sizeof(h));
+            if (len < sizeof(h) + padded(h.payload_len)) {
+                return;
+            }
+            on_datagram(s, h, p + sizeof(h));
+            p   += sizeof(h) + padded(h.payload_len);
+            len -= sizeof(h) + padded(h.payload_len);
         } else {
             return;
         }

@@ -20,6 +20,10 @@
  * A WQE completes with a CQE only if it asked for one (CQ_UPDATE), or with
  * an error; after an error the QP is in ERR and every WQE still posted, and
  * any posted later, completes with WR_FLUSH_ERR.
+ *
+ * A UD QP's WQEs are datagrams (ud.cc): each completes as soon as it is
+ * sent; a local error moves the QP to SQER, which flushes only its send
+ * queue.
  */
 #include "engine.h"
 #include "member.h"
@@ -119,10 +123,27 @@ void decode_atomic(send_wqe *w, const uint8_t *seg)
     }
 }
 
-/* The segments after the control segment */
-uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size)
+/* The segments after the control segment; a UD QP's WQE has a datagram
+ * segment and sends only */
+uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
+                        bool ud)
 {
     unsigned pos = sizeof(struct mlx5_wqe_ctrl_seg);
+
+    if (ud && !(w->info->flags & OP_LOCAL)) {
+        unsigned used;
+        uint8_t syndrome;
+
+        if (!(w->info->flags & OP_SEND) ||
+            (w->info->flags & (OP_RADDR | OP_WRITE))) {
+            return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+        }
+        syndrome = ud_decode_datagram_seg(w, wqe + pos, size - pos, &used);
+        if (syndrome != 0) {
+            return syndrome;
+        }
+        pos += used;
+    }
 
     if (w->info->flags & OP_RADDR) {
         struct mlx5_wqe_raddr_seg r;
@@ -226,7 +247,7 @@ void decode(const qp *q, const ring &r, uint16_t index, send_wqe *w)
     }
 
     ring_copy(r, size_t(index & (r.cnt - 1)) * r.stride, ds * SEG_SIZE, buf);
-    w->bad_syndrome = decode_segments(w, buf, ds * SEG_SIZE);
+    w->bad_syndrome = decode_segments(w, buf, ds * SEG_SIZE, q->is_ud());
     w->retries_left = q->retry_count;
     w->rnr_left     = q->rnr_retry;
 }
@@ -268,7 +289,11 @@ void complete_error(emu_state &s, qp *q, const send_wqe &w, uint8_t syndrome)
                      (w.info != nullptr) ? w.info->name : "unknown opcode",
                      syndrome);
     complete(s, q, w, syndrome);
-    qp_to_error(s, q, "error completion");
+    if (q->is_ud()) {
+        qp_to_sq_error(q, "error completion"); /* receives go on */
+    } else {
+        qp_to_error(s, q, "error completion");
+    }
 }
 
 /* Check the local keys; gather what is sent into *out */
@@ -327,6 +352,28 @@ void scatter_response(const qp *q, const send_wqe &w, size_t offset,
         if (len == 0) {
             return;
         }
+    }
+}
+
+/* A UD WQE: one datagram, complete at once */
+void process_ud(emu_state &s, qp *q, send_wqe &w)
+{
+    uint8_t syndrome = 0;
+
+    if (!w.sges.empty()) {
+        syndrome = check_local(q, w, &q->sq_x.payload);
+        q->sq_x.payload.insert(q->sq_x.payload.begin(), w.inline_data.begin(),
+                               w.inline_data.end());
+    }
+    if (syndrome == 0) {
+        syndrome = ud_send(s, q, w, w.sges.empty() ? w.inline_data :
+                                                     q->sq_x.payload);
+    }
+
+    if (syndrome == 0) {
+        complete(s, q, w, 0);
+    } else {
+        complete_error(s, q, w, syndrome);
     }
 }
 
@@ -570,6 +617,11 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
         return outcome::DONE;
     }
 
+    if (q->is_ud()) {
+        process_ud(s, q, w);
+        return outcome::DONE;
+    }
+
     if (w.waiting) {
         if ((w.deadline == NEVER) || (engine_now(s) < w.deadline)) {
             return outcome::WAIT;
@@ -789,7 +841,8 @@ bool requester_progress(emu_state &s, qp *q)
         return false;
     }
 
-    if (q->state == UCT_MLX5_QP_STATE_ERR) {
+    if ((q->state == UCT_MLX5_QP_STATE_ERR) ||
+        (q->state == UCT_MLX5_QP_STATE_SQER)) {
         return flush(s, q, r);
     }
 
@@ -818,7 +871,8 @@ bool requester_progress(emu_state &s, qp *q)
             break;
         }
         q->sq_x.wqes.pop_front();
-        if (q->state == UCT_MLX5_QP_STATE_ERR) {
+        if ((q->state == UCT_MLX5_QP_STATE_ERR) ||
+            (q->state == UCT_MLX5_QP_STATE_SQER)) {
             flush(s, q, r);
             break;
         }

@@ -99,8 +99,29 @@ void put(std::vector<uint8_t> &wqe, const T &seg)
     wqe.insert(wqe.end(), p, p + sizeof(seg));
 }
 
+/* The datagram segment of a UD work request: the AH's address vector
+ * with the destination QPN and Q_Key, as the mlx5 provider writes it */
+int put_datagram_seg(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
+                     std::vector<uint8_t> *wqe)
+{
+    struct mlx5_wqe_datagram_seg seg;
+    const ah *a = find<ah>(s, wr->wr.ud.ah);
+
+    if ((a == nullptr) || (a->ctx != q->ctx)) {
+        return EINVAL;
+    }
+
+    seg.av                  = a->av;
+    seg.av.dqp_dct          = htobe32((wr->wr.ud.remote_qpn & 0xffffff) |
+                                      MLX5_EXTENDED_UD_AV);
+    seg.av.key.qkey.qkey    = htobe32(wr->wr.ud.remote_qkey);
+    seg.av.key.qkey.reserved = 0;
+    put(*wqe, seg);
+    return 0;
+}
+
 /* Build the WQE of one work request; 0 or an errno */
-int build_send_wqe(const qp *q, const struct ibv_send_wr *wr,
+int build_send_wqe(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
                    const op_map *op, std::vector<uint8_t> *wqe)
 {
     bool signaled = (wr->send_flags & IBV_SEND_SIGNALED) || q->sq_sig_all;
@@ -124,6 +145,18 @@ int build_send_wqe(const qp *q, const struct ibv_send_wr *wr,
     }
     wqe->clear();
     put(*wqe, ctrl);
+
+    if (q->is_ud()) {
+        int err;
+
+        if ((op->verbs != IBV_WR_SEND) && (op->verbs != IBV_WR_SEND_WITH_IMM)) {
+            return EINVAL;
+        }
+        err = put_datagram_seg(s, q, wr, wqe);
+        if (err != 0) {
+            return err;
+        }
+    }
 
     switch (op->verbs) {
     case IBV_WR_RDMA_WRITE:
@@ -277,11 +310,21 @@ void to_wc(emu_state &s, cq *c, const uint8_t *raw, struct ibv_wc *wc)
 
     wc->byte_len = be32toh(cqe.byte_cnt);
     wc->src_qp   = (q != nullptr) ? q->remote_qpn : 0;
+    if ((q != nullptr) && q->is_ud()) {
+        uint32_t flags_rqpn = be32toh(cqe.flags_rqpn);
+
+        wc->src_qp         = flags_rqpn & 0xffffff;
+        wc->sl             = (flags_rqpn >> 24) & 0xf;
+        wc->wc_flags      |= ((flags_rqpn >> 28) & 3) ? IBV_WC_GRH : 0;
+        wc->slid           = be16toh(cqe.slid);
+        wc->dlid_path_bits = cqe.ml_path & 0x7f;
+        wc->pkey_index     = q->pkey_index;
+    }
     wc->opcode   = (opcode == MLX5_CQE_RESP_WR_IMM) ?
                    IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
     if ((opcode == MLX5_CQE_RESP_WR_IMM) ||
         (opcode == MLX5_CQE_RESP_SEND_IMM)) {
-        wc->wc_flags = IBV_WC_WITH_IMM;
+        wc->wc_flags |= IBV_WC_WITH_IMM;
         wc->imm_data = cqe.imm_inval_pkey;
     }
 
@@ -387,7 +430,7 @@ int emu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
             break;
         }
 
-        err = build_send_wqe(q, wr, op, &wqe);
+        err = build_send_wqe(s, q, wr, op, &wqe);
         if (err != 0) {
             break;
         }

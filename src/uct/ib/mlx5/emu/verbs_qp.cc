@@ -1,5 +1,5 @@
 /*
- * Verbs RC queue pairs: ibv_create_qp, mlx5dv_create_qp, ibv_modify_qp with
+ * Verbs RC and UD queue pairs: ibv_create_qp, mlx5dv_create_qp, ibv_modify_qp with
  * the state machine and attribute masks of the IB specification (as the
  * kernel enforces them), ibv_query_qp, ibv_destroy_qp.
  *
@@ -28,6 +28,7 @@ constexpr unsigned WQE_CTRL_SEG  = 16;
 constexpr unsigned WQE_RADDR_SEG = 16;
 constexpr unsigned WQE_ATOMIC_SEG = 16;
 constexpr unsigned WQE_DATA_SEG  = 16;
+constexpr unsigned WQE_DATAGRAM_SEG = 48;
 constexpr unsigned WQE_INLINE_HDR = 4;
 
 unsigned align_up(unsigned value, unsigned align)
@@ -65,15 +66,48 @@ constexpr transition rc_transitions[] = {
      IBV_QP_PATH_MIG_STATE | IBV_QP_MIN_RNR_TIMER}
 };
 
-/* Required/optional masks of cur -> next, false if the transition is
- * illegal. Any state may go to RESET or ERR with the state alone. */
-bool find_transition(enum ibv_qp_state cur, enum ibv_qp_state next,
-                     int *required, int *optional)
+constexpr transition ud_transitions[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+     0},
+    {IBV_QPS_INIT,  IBV_QPS_INIT,
+     0,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+    {IBV_QPS_INIT,  IBV_QPS_RTR,
+     IBV_QP_STATE,
+     IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+    {IBV_QPS_RTR,   IBV_QPS_RTS,
+     IBV_QP_STATE | IBV_QP_SQ_PSN,
+     IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {IBV_QPS_RTS,   IBV_QPS_RTS,
+     0,
+     IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {IBV_QPS_SQE,   IBV_QPS_RTS,
+     IBV_QP_STATE,
+     IBV_QP_CUR_STATE | IBV_QP_QKEY}
+};
+
+/* Required/optional masks of cur -> next for a QP of the type, false if
+ * the transition is illegal. Any state may go to RESET or ERR with the
+ * state alone. */
+bool find_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
+                     enum ibv_qp_state next, int *required, int *optional)
 {
     if ((next == IBV_QPS_RESET) || (next == IBV_QPS_ERR)) {
         *required = IBV_QP_STATE;
         *optional = 0;
         return true;
+    }
+
+    if (type == IBV_QPT_UD) {
+        for (const transition &t : ud_transitions) {
+            if ((t.cur == cur) && (t.next == next)) {
+                *required = t.required;
+                *optional = t.optional;
+                return true;
+            }
+        }
+        return false;
     }
 
     for (const transition &t : rc_transitions) {
@@ -261,6 +295,13 @@ void apply_modify(qp *q, const struct ibv_qp_attr *attr, int mask,
     if (mask & IBV_QP_DEST_QPN) {
         q->remote_qpn = attr->dest_qp_num;
     }
+    if (mask & IBV_QP_QKEY) {
+        q->qkey = attr->qkey;
+    }
+    if (q->is_ud() && (mask & IBV_QP_PORT)) {
+        /* a datagram is one packet of at most the port MTU */
+        q->mtu = q->ctx->dev->get_port(q->port)->active_mtu;
+    }
     if (mask & IBV_QP_RQ_PSN) {
         q->next_rcv_psn = attr->rq_psn;
     }
@@ -306,11 +347,11 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     std::unique_ptr<qp> q;
     cq *scq, *rcq;
     srq *sq = nullptr;
-    unsigned sq_desc, sq_wqe_size, rq_stride;
+    unsigned sq_desc, sq_wqe_size, rq_stride, sq_hdrs;
     size_t rq_bytes, sq_bytes;
 
-    if (attr->qp_type != IBV_QPT_RC) {
-        return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* only RC is modelled */
+    if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UD)) {
+        return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* not modelled */
     }
 
     scq = find<cq>(s, attr->send_cq);
@@ -340,14 +381,17 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
         return fail_ptr<struct ibv_qp>(ENOMEM);
     }
 
-    /* Send WQE: control, remote address, atomic, then the scatter list or
-     * the inline data, in whole 64-byte basic blocks */
+    /* Send WQE: control, remote address and atomic (RC) or the datagram
+     * segment (UD), then the scatter list or the inline data, in whole
+     * 64-byte basic blocks */
+    sq_hdrs     = WQE_CTRL_SEG + ((attr->qp_type == IBV_QPT_UD) ?
+                                  WQE_DATAGRAM_SEG :
+                                  WQE_RADDR_SEG + WQE_ATOMIC_SEG);
     sq_desc     = std::max(attr->cap.max_send_sge * WQE_DATA_SEG,
                            (attr->cap.max_inline_data > 0) ?
                            align_up(attr->cap.max_inline_data +
                                     WQE_INLINE_HDR, 16) : 0);
-    sq_wqe_size = align_up(WQE_CTRL_SEG + WQE_RADDR_SEG + WQE_ATOMIC_SEG +
-                           std::max(sq_desc, WQE_DATA_SEG), WQE_BB);
+    sq_wqe_size = align_up(sq_hdrs + std::max(sq_desc, WQE_DATA_SEG), WQE_BB);
     if (sq_wqe_size > MAX_WQE_SZ_SQ) {
         return fail_ptr<struct ibv_qp>(EINVAL);
     }
@@ -372,6 +416,8 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     }
 
     q->devx           = false;
+    q->st             = (attr->qp_type == IBV_QPT_UD) ? UCT_MLX5_QP_ST_UD :
+                                                        UCT_MLX5_QP_ST_RC;
     q->qpn            = alloc_qpn(dev);
     q->state          = UCT_MLX5_QP_STATE_RST;
     q->pd             = p;
@@ -389,12 +435,10 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
 
     /* What the QP can actually hold, written back like rdma-core does */
     q->cap.max_send_wr     = q->sq_wqe_cnt * WQE_BB / sq_wqe_size;
-    q->cap.max_send_sge    = std::min((sq_wqe_size - WQE_CTRL_SEG -
-                                       WQE_RADDR_SEG - WQE_ATOMIC_SEG) /
-                                      WQE_DATA_SEG, MAX_SGE);
-    q->cap.max_inline_data = std::min(sq_wqe_size - WQE_CTRL_SEG -
-                                      WQE_RADDR_SEG - WQE_ATOMIC_SEG -
-                                      WQE_INLINE_HDR, MAX_INLINE_DATA);
+    q->cap.max_send_sge    = std::min((sq_wqe_size - sq_hdrs) / WQE_DATA_SEG,
+                                      MAX_SGE);
+    q->cap.max_inline_data = std::min(sq_wqe_size - sq_hdrs - WQE_INLINE_HDR,
+                                      MAX_INLINE_DATA);
     q->cap.max_recv_wr     = q->rq_wqe_cnt;
     q->cap.max_recv_sge    = q->rq_stride / WQE_DATA_SEG;
     attr->cap              = q->cap;
@@ -408,7 +452,7 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     q->ibv.handle     = q->qpn;
     q->ibv.qp_num     = q->qpn;
     q->ibv.state      = IBV_QPS_RESET;
-    q->ibv.qp_type    = IBV_QPT_RC;
+    q->ibv.qp_type    = attr->qp_type;
 
     ++p->refs;
     ++scq->refs;
@@ -420,7 +464,8 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
 
     dev->qps[q->qpn] = q.get();
     register_handle(s, &q->ibv, kind::QP, q.get());
-    uct_ib_emu_debug("%s: created verbs qp 0x%x", dev->name.c_str(), q->qpn);
+    uct_ib_emu_debug("%s: created verbs %s qp 0x%x", dev->name.c_str(),
+                     q->is_ud() ? "ud" : "rc", q->qpn);
     return &add_object(ctx, std::move(q))->ibv;
 }
 
@@ -561,7 +606,7 @@ int emu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 
     cur  = verbs_qp_state(q->state);
     next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
-    if (!find_transition(cur, next, &required, &optional) ||
+    if (!find_transition(q->ibv.qp_type, cur, next, &required, &optional) ||
         ((mask & required) != required) ||
         (mask & ~(required | optional | IBV_QP_STATE))) {
         uct_ib_emu_debug("modify_qp 0x%x: illegal %d -> %d with mask 0x%x",
@@ -599,6 +644,7 @@ int emu_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
     attr->rq_psn             = q->next_rcv_psn;
     attr->sq_psn             = q->next_send_psn;
     attr->dest_qp_num        = q->remote_qpn;
+    attr->qkey               = q->qkey;
     attr->qp_access_flags    = q->access_flags;
     attr->cap                = q->cap;
     attr->ah_attr            = q->ah_attr;
@@ -617,7 +663,7 @@ int emu_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
     init_attr->recv_cq    = q->ibv.recv_cq;
     init_attr->srq        = q->ibv.srq;
     init_attr->cap        = q->cap;
-    init_attr->qp_type    = IBV_QPT_RC;
+    init_attr->qp_type    = q->ibv.qp_type;
     init_attr->sq_sig_all = q->sq_sig_all;
     return 0;
 }

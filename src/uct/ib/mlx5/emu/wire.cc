@@ -91,6 +91,22 @@ void endpoint::add_request(const dest &d, const req_hdr &h,
     m_out[d.host].last_ack = SIZE_MAX;
 }
 
+void endpoint::add_datagram(unsigned host, const dgram_hdr &h,
+                            const uint8_t *payload)
+{
+    size_t len              = sizeof(h) + padded(h.payload_len);
+    std::vector<uint8_t> &f = frame_for(host, len);
+    size_t at               = f.size();
+
+    f.resize(at + len);
+    memcpy(&f[at], &h, sizeof(h));
+    if (h.payload_len > 0) {
+        memcpy(&f[at + sizeof(h)], payload, h.payload_len);
+    }
+    ++reinterpret_cast<frame_hdr*>(f.data())->count;
+    m_out[host].last_ack = SIZE_MAX;
+}
+
 void endpoint::add_response(unsigned host, const resp_hdr &h,
                             const uint8_t *data)
 {

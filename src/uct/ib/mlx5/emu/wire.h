@@ -35,14 +35,15 @@ struct emu_state;
 namespace wire {
 
 constexpr uint32_t FRAME_MAGIC   = 0x46454d55;
-constexpr uint16_t FRAME_VERSION = 1;
+constexpr uint16_t FRAME_VERSION = 2; /* 2: datagrams */
 constexpr size_t   FRAME_MAX     = 60 * 1024;
 constexpr size_t   RESP_CHUNK    = 32 * 1024; /* read data per response */
 constexpr size_t   QUEUE_MAX     = 256;       /* frames waiting per host */
 
 enum pkt_type : uint8_t {
     PKT_REQUEST  = 1,
-    PKT_RESPONSE = 2
+    PKT_RESPONSE = 2,
+    PKT_DATAGRAM = 3  /* UD: no answer */
 };
 
 enum req_flags : uint8_t {
@@ -92,6 +93,34 @@ struct resp_hdr {
     uint32_t data_len;
 };
 
+enum dgram_flags : uint8_t {
+    DGRAM_GRH       = 1u << 0, /* grh[] holds the packet's GRH/IP header */
+    DGRAM_IMM       = 1u << 1,
+    DGRAM_SOLICITED = 1u << 2
+};
+
+/* A UD datagram: the fields the receive CQE and buffer get, as the sender
+ * built them */
+struct dgram_hdr {
+    uint8_t  type;
+    uint8_t  flags;       /* dgram_flags */
+    uint8_t  dst_dev;
+    uint8_t  dst_port;
+    uint32_t src_qpn;
+    uint32_t dst_qpn;
+    uint32_t qkey;
+    uint32_t imm;         /* big endian */
+    uint16_t slid;
+    uint8_t  sl;          /* the CQE's sl (RoCE: the packet type) */
+    uint8_t  reserved;
+    uint16_t payload_len;
+    uint16_t reserved2;
+    uint8_t  grh[40];
+    uint32_t reserved3;
+};
+
+static_assert(sizeof(dgram_hdr) % 8 == 0, "packets stay 8-byte aligned");
+
 /* Where a packet goes: a host and, for requests, its device and port */
 struct dest {
     unsigned host;
@@ -115,6 +144,8 @@ public:
 
     void add_request(const dest &d, const req_hdr &h, const uint8_t *payload);
     void add_response(unsigned host, const resp_hdr &h, const uint8_t *data);
+    void add_datagram(unsigned host, const dgram_hdr &h,
+                      const uint8_t *payload);
 
     /* Send the queued frames; true if some were sent */
     bool flush(emu_state &s);

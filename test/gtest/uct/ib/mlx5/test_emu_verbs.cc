@@ -353,13 +353,13 @@ TEST_F(test_emu_verbs_qp, create_and_init_obj)
     EXPECT_EQ(256u, dvqp.bf.size);
 }
 
-TEST_F(test_emu_verbs_qp, only_rc_is_modelled)
+TEST_F(test_emu_verbs_qp, only_rc_and_ud_are_modelled)
 {
     struct ibv_qp_init_attr attr = {};
 
     attr.send_cq = m_cq;
     attr.recv_cq = m_cq;
-    attr.qp_type = IBV_QPT_UD;
+    attr.qp_type = IBV_QPT_UC;
     errno        = 0;
     EXPECT_EQ(nullptr, uct_ib_glue->create_qp(m_pd, &attr));
     EXPECT_EQ(EOPNOTSUPP, errno);
