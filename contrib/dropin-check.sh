@@ -24,10 +24,17 @@
 #             capabilities on all four ports, and so are ud_mlx5 and
 #             ud_verbs (their ifaces open: UD QPs), the RoCE port uses GID
 #             index 3 (RoCEv2)
-#   perftest  UCX 1.13.1's ucx_perftest -t am_lat between two processes on
-#             ud_verbs and ud_mlx5, RoCEv2 (mlx5_0:1) and InfiniBand
-#             (mlx5_2:1): both sides finish with a "Final:" line of all
-#             iterations
+#   perftest  UCX 1.13.1's ucx_perftest between two processes: -t am_lat
+#             on ud_verbs and ud_mlx5, RoCEv2 (mlx5_0:1) and InfiniBand
+#             (mlx5_2:1), and -t am_lat, put_bw and get (8 bytes) on
+#             rc_mlx5 over RoCEv2 with DevX: both sides finish with a
+#             "Final:" line of all iterations
+#   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
+#             same uct_hello.c built against Debian's UCX 1.13.1 and against
+#             this library, the server's MAC moved by ucx_emu mid-stream:
+#             UCX 1.13.1's three reconnects all fail and its newest QP
+#             carries the old MAC (ucx_emu qps: STALE); this library
+#             reconnects at the first try with the new MAC and echoes all 60
 # Prints "dropin: ok: ..." or "dropin: FAILED: ..." per check, then
 # "N passed, N failed, N skipped". Exit status 0 if all passed, 1 if any
 # failed, 77 (skipped, with the reason) if ibverbs-utils is absent and
@@ -54,7 +61,10 @@ export UCX_IB_EMU_FABRIC=$fabric
 
 cleanup() {
     local emu=$libdir/../bin/ucx_emu
-    [ -x "$emu" ] && timeout 20 "$emu" -f "$fabric" destroy --force >/dev/null 2>&1
+    if [ -x "$emu" ]; then
+        timeout 20 "$emu" -f "$fabric" destroy --force >/dev/null 2>&1
+        timeout 20 "$emu" -f "$fabric-mac" destroy --force >/dev/null 2>&1
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -257,23 +267,27 @@ else
     fail "ucx_info: ucx_info -d"; grep -E "Transport:|Device:|ERROR|Assertion" "$work/ucx_info.log" | show /dev/stdin
 fi
 
-# --- perftest TL DEV: ucx_perftest am_lat server and client
+# --- perftest TL DEV TEST [ARGS...]: UCX 1.13.1's ucx_perftest server and
+# client, both finishing with a "Final:" line of all iterations
 perftest() {
-    local tl=$1 dev=$2
-    local slog=$work/perf-$tl-$dev-server.log clog=$work/perf-$tl-$dev-client.log
+    local tl=$1 dev=$2 test=$3
+    shift 3
+    local what="ucx_perftest -x $tl -d $dev -t $test $* -n $perf_iters"
+    local name=$tl-$dev-$test
+    local slog=$work/perf-$name-server.log clog=$work/perf-$name-client.log
     local spid src crc i
 
     port=$((port + 1))
-    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t am_lat \
-        -n "$perf_iters" -p $port >"$slog" 2>&1 &
+    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t "$test" \
+        "$@" -n "$perf_iters" -p $port >"$slog" 2>&1 &
     spid=$!
     for ((i = 0; i < 100; i++)); do
         listening $port && break
         kill -0 $spid 2>/dev/null || break
         sleep 0.1
     done
-    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t am_lat \
-        -n "$perf_iters" -p $port localhost >"$clog" 2>&1
+    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t "$test" \
+        "$@" -n "$perf_iters" -p $port localhost >"$clog" 2>&1
     crc=$?
     wait $spid
     src=$?
@@ -281,9 +295,9 @@ perftest() {
     if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
        grep -qE "^Final: +$perf_iters " "$clog" &&
        ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
-        ok "perftest: ucx_perftest -x $tl -d $dev -t am_lat -n $perf_iters: $(grep -h '^Final:' "$clog" | tr -s ' ')"
+        ok "perftest: $what: $(grep -h '^Final:' "$clog" | tr -s ' ')"
     else
-        fail "perftest: ucx_perftest -x $tl -d $dev -t am_lat (server exit $src, client exit $crc)"
+        fail "perftest: $what (server exit $src, client exit $crc)"
         echo "    server:"; show "$slog"
         echo "    client:"; show "$clog"
     fi
@@ -293,9 +307,53 @@ if ! command -v ucx_perftest >/dev/null; then
 else
     for tl in ud_verbs ud_mlx5; do
         for dev in mlx5_0:1 mlx5_2:1; do
-            perftest $tl $dev
+            perftest $tl $dev am_lat
         done
     done
+    # rc_mlx5 over RoCE with DevX: 8-byte messages (UCX 1.13.1 calls the
+    # get test "get"; 8 bytes are read into a bounce buffer)
+    perftest rc_mlx5 mlx5_0:1 am_lat -s 8
+    perftest rc_mlx5 mlx5_0:1 put_bw -s 8
+    perftest rc_mlx5 mlx5_0:1 get -s 8 -D bcopy
+fi
+
+# --- stale MAC: the same scenario with UCX 1.13.1 and with this library, on
+# one fabric (contrib/mac-move-run.sh): UCX 1.13.1 keeps reusing the AV of
+# its AH cache, so its reconnects fail and their QPs carry the old MAC; this
+# library reconnects at the first try with the new one
+prefix=$(cd "$libdir/.." && pwd)
+stale_mac_check() {
+    local lib=$1 server=$2 client=$3 log=$work/mac-move-$1.txt
+
+    if ! "$top/contrib/mac-move-run.sh" "$lib" "$prefix" "$fabric-mac" \
+            "$server" "$client" "$work/mac-move" >"$log" 2>&1; then
+        fail "stale MAC: $lib: the scenario did not run"; show "$log"
+        return
+    fi
+    local got want
+    got=$(grep -E '^(echoed|failures|reconnects|reconnect_mac)=' "$log" | paste -sd ' ')
+    if [ "$lib" = ours ]; then
+        want="echoed=60 failures=1 reconnects=1 reconnect_mac=$(sed -n 's/^server_mac=//p' "$log") current"
+    else
+        # the live endpoint and all 3 reconnects fail; the newest QP still
+        # carries the server's first MAC
+        want="echoed=[0-9]+ failures=4 reconnects=3 reconnect_mac=02:c9:00:00:0${server#host}:01 STALE"
+    fi
+    if [[ "$got" =~ ^$want$ ]]; then
+        ok "stale MAC: $lib: $(paste -sd ' ' "$log")"
+    else
+        fail "stale MAC: $lib: got \"$got\", expected \"$want\""
+        show "$work/mac-move/$lib-client.txt"
+    fi
+}
+if [ ! -f /usr/include/uct/api/uct.h ] || ! command -v cc >/dev/null; then
+    skip "stale MAC: Debian's libucx-dev (UCX 1.13.1 headers) or cc not installed"
+elif "$libdir/../bin/ucx_emu" -f "$fabric-mac" create -n 4 >/dev/null; then
+    stale_mac_check ucx-1.13.1 host0 host1
+    stale_mac_check ours host2 host3
+    "$libdir/../bin/ucx_emu" -f "$fabric-mac" destroy >/dev/null
+else
+    fail "stale MAC: ucx_emu create -n 4"
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

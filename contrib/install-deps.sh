@@ -9,7 +9,7 @@ packages=(
     valgrind
     # a distribution's UCX, which the matrix's coexist leg must never see
     # in our builds nor in what our installed programs load
-    libucx0 libucx-dev
+    libucx0 libucx-dev ucx-utils
     # unmodified rdma-core programs the drop-in leg runs on the emulated
     # device (contrib/dropin-check.sh)
     ibverbs-utils
