@@ -43,9 +43,6 @@ polls1=1000 polls2=21000
 dev=mlx5_0:1
 tl=rc_mlx5
 
-# UCX 1.13.1 needs it until the model has CREATE_RMP (README, drop-in)
-ucx_devx_objects=UCX_IB_MLX5_DEVX_OBJECTS=rcqp
-
 ucx_perftest=/usr/bin/ucx_perftest
 our_perftest=$prefix/bin/ucx_perftest
 ucx_emu=$prefix/bin/ucx_emu
@@ -90,7 +87,7 @@ declare -A objects=(
     [ours]="^$prefix/lib/(ucx/)?libuc[st][-_.]"
 )
 declare -A envs=(
-    [ucx]="LD_PRELOAD=$preload $ucx_devx_objects UCX_RC_MLX5_TIMEOUT=10s"
+    [ucx]="LD_PRELOAD=$preload UCX_RC_MLX5_TIMEOUT=10s"
     [ours]="UCX_IB_GLUE=emulated UCX_RC_TIMEOUT=10s"
 )
 declare -A perftests=([ucx]=$ucx_perftest [ours]=$our_perftest)
