@@ -3,8 +3,10 @@
 # the tools on the emulated mlx5 device the way a user would: ucx_info -d,
 # ucx_connect_bench (connect rate, address handles, DevX commands, the stale
 # MAC scenario, and the transient/cached instruction ratio under callgrind),
-# the data path's message rate, and two processes as two hosts of an
-# emulated fabric (uct_hello) with the server's MAC moved by ucx_emu.
+# the data path's message rate, and the stale-MAC bug side by side: the
+# uct_hello example on Debian's UCX 1.13.1 (through the drop-in preload
+# library) and on this library, as hosts of one emulated fabric, the
+# servers' MACs moved by ucx_emu.
 # Ends with a short report of the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,35 +63,33 @@ for tl in rc_mlx5 rc_verbs; do
     "$bin/ucx_rc_data_bench" -e -t $tl | tee "$out/data-$tl.txt"
 done
 
-# Two hosts of an emulated fabric: the installed uct_hello example, built as
-# a user builds it, as server and client; the server's MAC moves mid-stream
+# The stale-MAC bug side by side, on four hosts of one emulated fabric: the
+# installed uct_hello example, built unchanged against Debian's UCX 1.13.1
+# (run through the drop-in preload library) and against this library; each
+# server's MAC moves mid-stream (contrib/mac-move-run.sh)
 echo
-echo "== two processes on the emulated fabric: uct_hello, the server's MAC moved by ucx_emu"
-cc -std=c11 -pedantic -Wall -Werror "$prefix/share/ucx/examples/uct_hello.c" \
-    -o "$out/uct_hello" \
-    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ucx-ib) \
-    -Wl,-rpath,"$prefix/lib"
+echo "== the stale MAC side by side: uct_hello on UCX 1.13.1 and on this library, one fabric, the servers' MACs moved by ucx_emu"
 fabric=demo-$$
-port=$(( 20000 + $$ % 20000 ))
-"$bin/ucx_emu" -f "$fabric" create -n 2
-(
-    export UCX_IB_EMU_FABRIC=$fabric UCX_RC_TIMEOUT=100ms
-    UCX_IB_EMU_HOST=host0 timeout 120 "$out/uct_hello" -p "$port" \
-        >"$out/hello-server.txt" 2>&1 &
-    sleep 0.5
-    UCX_IB_EMU_HOST=host1 timeout 120 "$out/uct_hello" -p "$port" -n 60 \
-        -i 20000 localhost >"$out/hello-client.txt" 2>&1 &
-    client=$!
-    for _ in $(seq 100); do
-        grep -q 'greeting 20 echoed' "$out/hello-client.txt" && break
-        sleep 0.1
-    done
-    "$bin/ucx_emu" -f "$fabric" mac host0 mlx5_0 02:c9:aa:00:00:01
-    wait $client
-    wait
-)
-cat "$out/hello-client.txt"
-"$bin/ucx_emu" -f "$fabric" show | tee "$out/fabric-show.txt"
+"$bin/ucx_emu" -f "$fabric" create -n 4
+side_by_side=yes
+for lib in ucx-1.13.1 ours; do
+    case $lib in
+    ucx-1.13.1) hosts="host0 host1" ;;
+    ours)       hosts="host2 host3" ;;
+    esac
+    if [ $lib = ucx-1.13.1 ] && [ ! -f /usr/include/uct/api/uct.h ]; then
+        echo "UCX 1.13.1: Debian's libucx-dev is not installed" | tee "$out/mac-$lib.txt"
+        side_by_side=no
+        continue
+    fi
+    # shellcheck disable=SC2086 # two host names
+    "$top/contrib/mac-move-run.sh" $lib "$prefix" "$fabric" $hosts "$out" \
+        >"$out/mac-$lib.txt" || side_by_side=no
+    echo "-- $lib (client):"
+    cat "$out/$lib-client.txt"
+done
+"$bin/ucx_emu" -f "$fabric" qps | tee "$out/fabric-qps.txt"
+"$bin/ucx_emu" -f "$fabric" show >"$out/fabric-show.txt"
 "$bin/ucx_emu" -f "$fabric" destroy
 
 echo
@@ -133,10 +133,23 @@ row "message rate, 8-byte active messages, rc_mlx5" \
     "$(sed -n 's/^message rate, am_short 8 B: //p' "$out/data-rc_mlx5.txt")"
 row "message rate, 8-byte active messages, rc_verbs" \
     "$(sed -n 's/^message rate, am_short 8 B: //p' "$out/data-rc_verbs.txt")"
-row "two hosts, uct_hello (server MAC moved mid-stream)" \
-    "$(sed -n 's/^client: //p' "$out/hello-client.txt" | tail -n 1)"
-row "  the live endpoint" \
-    "$(sed -n 's/^client: greeting \([0-9]*\) failed after \([0-9.]* s: [a-z ]*\);.*/greeting \1 failed after \2, then one reconnect/p' "$out/hello-client.txt")"
-row "  packets dropped on the fabric" \
-    "$(sed -n 's/^ *drops: //p' "$out/fabric-show.txt" | grep -v '^none$' | paste -sd ';')"
+
+# key=value of contrib/mac-move-run.sh
+mm() { sed -n "s/^$2=//p" "$out/mac-$1.txt"; }
+reconnects() {
+    local r f
+    r=$(mm "$1" reconnects) f=$(mm "$1" failures)
+    [ -n "$r" ] || return 0
+    if [ "$f" -gt "$r" ]; then echo "$r, all failed"; else echo "$r, first try"; fi
+}
+echo
+echo "== the stale MAC side by side (two hosts each, one fabric, same steps: 60 greetings, the server's MAC moved after 20)"
+printf '  %-36s %-32s %s\n' "" "UCX 1.13.1 (Debian's libucx0)" "this library"
+side() { printf '  %-36s %-32s %s\n' "$1" "$2" "$3"; }
+side "greetings echoed, of 60" "$(mm ucx-1.13.1 echoed)" "$(mm ours echoed)"
+side "the live endpoint" "$(mm ucx-1.13.1 live)" "$(mm ours live)"
+side "reconnects" "$(reconnects ucx-1.13.1)" "$(reconnects ours)"
+side "MAC in the newest QP's INIT2RTR" "$(mm ucx-1.13.1 reconnect_mac)" "$(mm ours reconnect_mac)"
+side "the server's port's MAC now" "$(mm ucx-1.13.1 server_mac)" "$(mm ours server_mac)"
+[ "$side_by_side" = yes ] || echo "  (a run did not complete: see $out/mac-*.txt)"
 echo "  (full outputs in $out)"

@@ -31,7 +31,8 @@ lib=${1:?usage: mac-move-run.sh LIB PREFIX FABRIC SERVER CLIENT OUTDIR}
 prefix=$2 fabric=$3 server=$4 client=$5 out=$6
 top=$(cd "$(dirname "$0")/.." && pwd)
 emu=$prefix/bin/ucx_emu
-src=$top/examples/uct_hello.c
+src=$prefix/share/ucx/examples/uct_hello.c  # as installed
+[ -f "$src" ] || src=$top/examples/uct_hello.c
 hello=$out/uct_hello-$lib
 slog=$out/$lib-server.txt clog=$out/$lib-client.txt
 port=$(( 20000 + ($$ + ${#lib}) % 20000 ))
