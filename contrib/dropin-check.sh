@@ -19,6 +19,8 @@
 #             completion events (-e); ibv_ud_pingpong likewise (UD QPs,
 #             address handles, the GRH area of every receive), with -c
 #             checking the received data
+#   valgrind  ibv_devinfo, ibv_rc_pingpong -e (RoCEv2) and ibv_ud_pingpong
+#             (InfiniBand) under valgrind: no memory error, no definite leak
 #   ucx_info  UCX 1.13.1's ucx_info -d (Debian's ucx-utils): the DevX md opens
 #             on every device, rc_mlx5 and rc_verbs are listed with their
 #             capabilities on all four ports, and so are ud_mlx5 and
@@ -55,6 +57,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/dropin-check.XXXXXX")
 fabric=dropin-check-$$
 passed=0
 failed=0
+wrap=() # a command the programs run under (valgrind)
 
 # a private fabric, so that other runs' hosts are not seen
 export UCX_IB_EMU_FABRIC=$fabric
@@ -189,7 +192,7 @@ pingpong() {
     local spid src crc i expect_addr
 
     port=$((port + 1))
-    LD_PRELOAD=$preload timeout "$limit" $prog "$@" -n "$iters" -p $port \
+    LD_PRELOAD=$preload timeout "$limit" "${wrap[@]}" $prog "$@" -n "$iters" -p $port \
         >"$slog" 2>&1 &
     spid=$!
     # until the server listens (its output is buffered: watch the socket)
@@ -198,7 +201,7 @@ pingpong() {
         kill -0 $spid 2>/dev/null || break
         sleep 0.1
     done
-    LD_PRELOAD=$preload timeout "$limit" $prog "$@" -n "$iters" -p $port localhost \
+    LD_PRELOAD=$preload timeout "$limit" "${wrap[@]}" $prog "$@" -n "$iters" -p $port localhost \
         >"$clog" 2>&1
     crc=$?
     wait $spid
@@ -214,7 +217,7 @@ pingpong() {
        grep -qE "remote address: +$expect_addr" "$slog" &&
        grep -qE "remote address: +$expect_addr" "$clog" &&
        ! grep -qi "failed" "$slog" "$clog"; then
-        ok "pingpong $name: $prog $* -n $iters: $(grep -h 'iters in' "$clog")"
+        ok "pingpong $name: ${wrap[*]:+${wrap[0]} }$prog $* -n $iters: $(grep -h 'iters in' "$clog")"
     else
         fail "pingpong $name: $prog $* (server exit $src, client exit $crc)"
         echo "    server:"; show "$slog"
@@ -231,6 +234,25 @@ pingpong ibv_ud_pingpong ud-roce-v2        -d mlx5_0 -g 3 -s 1024 -c
 pingpong ibv_ud_pingpong ud-roce-v2-events -d mlx5_0 -g 3 -s 1024 -c -e
 pingpong ibv_ud_pingpong ud-ib             -d mlx5_2 -c
 pingpong ibv_ud_pingpong ud-ib-events      -d mlx5_2 -c -e
+
+# --- the same programs under valgrind: the preload library and the model
+# make no memory error and leak nothing in them
+if command -v valgrind >/dev/null; then
+    wrap=(valgrind --error-exitcode=99 --leak-check=full
+          --errors-for-leak-kinds=definite -q)
+    if run devinfo-valgrind "${wrap[@]}" ibv_devinfo -v &&
+       [ "$(grep -c '^hca_id:' "$work/devinfo-valgrind.log")" -eq 4 ]; then
+        ok "devinfo: valgrind ibv_devinfo -v: 4 devices, no error, no leak"
+    else
+        fail "devinfo: valgrind ibv_devinfo -v"; show "$work/devinfo-valgrind.log"
+    fi
+    saved_iters=$iters
+    iters=50
+    pingpong ibv_rc_pingpong valgrind-roce-v2 -d mlx5_0 -g 3 -e
+    pingpong ibv_ud_pingpong valgrind-ud-ib   -d mlx5_2 -c
+    iters=$saved_iters
+    wrap=()
+fi
 
 # --- ucx_info: UCX 1.13.1 on the emulated devices
 skipped=0
