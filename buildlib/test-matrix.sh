@@ -11,9 +11,9 @@
 #             (contrib/tsan.supp, each entry with its proof)
 # plus the source checks and, on a release build installed in a prefix of its
 # own: install, cmake, dropin (contrib/dropin-check.sh: unmodified
-# ibverbs-utils and UCX 1.13.1 on the preload library) and coexist. Ends with "N passed,
-# N failed, N skipped" totalled over the legs; exits non-zero if anything
-# failed.
+# ibverbs-utils and UCX 1.13.1 on the preload library) and coexist. Ends
+# with "N passed, N failed, N skipped" totalled over the legs; exits non-zero
+# if anything failed.
 #
 # Environment: JOBS (make parallelism, default nproc), BUILD_ROOT (default
 # <top>/build-matrix), GTEST_FILTER (passed to every leg), REPEAT (iterations
