@@ -287,7 +287,60 @@ int devx_obj_cmd(struct mlx5dv_devx_obj *handle, cmd_kind expected,
     return (result.status == UCT_IB_EMU_FW_OK) ? 0 : EREMOTEIO;
 }
 
+/* mlx5dv_devx_qp_modify/query: a DevX command on a QP made through verbs,
+ * which stays a verbs QP in the verbs state the command leaves */
+int devx_qp_cmd(struct ibv_qp *ibqp, cmd_kind expected, const void *in,
+                size_t inlen, void *out, size_t outlen)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    qp *q = find<qp>(s, ibqp);
+    fw_result result;
+    context *ctx;
+    int err;
+
+    if ((q == nullptr) || q->devx) {
+        return EINVAL;
+    }
+
+    err = devx_context(s, ibqp->context, &ctx);
+    if (err != 0) {
+        return err;
+    }
+
+    if (!mailbox_sizes_valid(inlen, outlen)) {
+        return EINVAL;
+    }
+
+    mailbox inbox(in, inlen), outbox(outlen);
+    if ((classify(inbox.opcode()) != expected) ||
+        (qp_cmd_qpn(inbox) != q->qpn)) {
+        return EINVAL;
+    }
+
+    result = fw_exec(s, ctx, inbox.opcode(), &outbox, [&] {
+        return (expected == cmd_kind::OBJ_MODIFY) ?
+               qp_modify_cmd(q, inbox) : qp_query_cmd(q, inbox, outbox);
+    });
+    q->ibv.state = verbs_qp_state(q->state);
+
+    outbox.copy_to(out, outlen);
+    return (result.status == UCT_IB_EMU_FW_OK) ? 0 : EREMOTEIO;
+}
+
 } // namespace
+
+int emu_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t inlen,
+                       void *out, size_t outlen)
+{
+    return devx_qp_cmd(qp, cmd_kind::OBJ_MODIFY, in, inlen, out, outlen);
+}
+
+int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
+                      void *out, size_t outlen)
+{
+    return devx_qp_cmd(qp, cmd_kind::OBJ_QUERY, in, inlen, out, outlen);
+}
 
 int emu_devx_obj_modify(struct mlx5dv_devx_obj *obj, const void *in,
                         size_t inlen, void *out, size_t outlen)

@@ -151,6 +151,14 @@ fw_result rmp_query_cmd(const srq *rmp, const mailbox &in, mailbox &out);
 fw_result rmp_destroy_cmd(const srq *rmp); /* the check, not the release */
 void devx_rmp_destroy(srq *rmp);
 
+/* mlx5dv_devx_qp_modify/query on a verbs QP (the drop-in front-end): 0,
+ * EREMOTEIO with the firmware's status in out, EINVAL (not a verbs QP of
+ * the model, a command of another kind or QP), EOPNOTSUPP without DevX */
+int emu_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t inlen,
+                       void *out, size_t outlen);
+int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
+                      void *out, size_t outlen);
+
 } // namespace uct_ib_emu
 
 #endif

@@ -655,7 +655,7 @@ fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out)
     set<prm::qpc::no_sq>(qpc, q->no_sq);
     set<prm::qpc::log_sq_size>(qpc, q->log_sq_size);
     set<prm::qpc::counter_set_id>(qpc, q->counter_set_id);
-    set<prm::qpc::uar_page>(qpc, q->uar->page_id);
+    set<prm::qpc::uar_page>(qpc, (q->uar != nullptr) ? q->uar->page_id : 0);
     set<prm::qpc::user_index>(qpc, q->user_index);
     set<prm::qpc::remote_qpn>(qpc, q->remote_qpn);
     ads_encode(q->path, qpc);
@@ -675,8 +675,10 @@ fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out)
     set<prm::qpc::dbr_addr>(qpc, q->dbr_offset);
     set<prm::qpc::rq_type>(qpc, q->rq_type);
     set<prm::qpc::srqn_rmpn_xrqn>(qpc, (q->srq != nullptr) ? q->srq->srqn : 0);
-    set<prm::qpc::dbr_umem_valid>(qpc, 1);
-    set<prm::qpc::dbr_umem_id>(qpc, q->dbr_umem->dv.umem_id);
+    if (q->dbr_umem != nullptr) { /* a verbs QP's record is the kernel's */
+        set<prm::qpc::dbr_umem_valid>(qpc, 1);
+        set<prm::qpc::dbr_umem_id>(qpc, q->dbr_umem->dv.umem_id);
+    }
     return FW_OK;
 }
 

@@ -4,6 +4,7 @@
  * attributes of the emulated devices, served from the same device and port
  * records the queries read.
  */
+#include "devx.h"
 #include "dropin.h"
 #include "model.h"
 
@@ -385,5 +386,7 @@ extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
     .devx_create_event_channel  = uct_ib_emu::devx_create_event_channel,
     .devx_destroy_event_channel = uct_ib_emu::devx_destroy_event_channel,
     .devx_subscribe_devx_event  = uct_ib_emu::devx_subscribe_devx_event,
-    .devx_get_event             = uct_ib_emu::devx_get_event
+    .devx_get_event             = uct_ib_emu::devx_get_event,
+    .devx_qp_modify             = uct_ib_emu::emu_devx_qp_modify,
+    .devx_qp_query              = uct_ib_emu::emu_devx_qp_query
 };

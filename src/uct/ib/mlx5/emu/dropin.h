@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define UCT_IB_EMU_DROPIN_VERSION 2
+#define UCT_IB_EMU_DROPIN_VERSION 3
 #define UCT_IB_EMU_DROPIN_SYMBOL  "uct_ib_emu_dropin_ops"
 
 typedef struct uct_ib_emu_dropin_ops {
@@ -66,6 +66,13 @@ typedef struct uct_ib_emu_dropin_ops {
     ssize_t (*devx_get_event)(struct mlx5dv_devx_event_channel *channel,
                               struct mlx5dv_devx_async_event_hdr *event_data,
                               size_t event_resp_len);
+
+    /* mlx5dv_devx_qp_modify/query: a DevX command on a verbs QP; 0 or an
+     * errno (EREMOTEIO: the firmware failed it, status in out) */
+    int (*devx_qp_modify)(struct ibv_qp *qp, const void *in, size_t inlen,
+                          void *out, size_t outlen);
+    int (*devx_qp_query)(struct ibv_qp *qp, const void *in, size_t inlen,
+                         void *out, size_t outlen);
 } uct_ib_emu_dropin_ops_t;
 
 extern const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops;

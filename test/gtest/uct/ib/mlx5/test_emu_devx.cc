@@ -6,6 +6,8 @@
  */
 #include "emu_test.h"
 
+#include <uct/ib/mlx5/emu/dropin.h>
+
 #include <functional>
 
 using namespace emu_test;
@@ -1094,4 +1096,58 @@ TEST_F(test_emu_devx_caps, lag_port_affinity_within_the_lag_ports)
     ASSERT_EQ(0, modify(qp, in));
     ASSERT_EQ(UCS_OK, uct_ib_emu_qp_info(qp.qpn, &info));
     EXPECT_EQ(2u, info.lag_tx_port_affinity);
+}
+
+/* mlx5dv_devx_qp_modify/query, which the drop-in front-end gives UCX: DevX
+ * commands on a QP made through verbs, which stays in step with verbs */
+TEST_F(test_emu_devx, devx_commands_on_a_verbs_qp)
+{
+    using namespace prm;
+    const uct_ib_emu_dropin_ops_t &ops = uct_ib_emu_dropin_ops;
+    struct ibv_qp_init_attr init       = {};
+    struct ibv_qp_attr attr            = {};
+    struct ibv_qp *qp;
+
+    init.send_cq          = m_env.cq;
+    init.recv_cq          = m_env.cq;
+    init.qp_type          = IBV_QPT_RC;
+    init.cap.max_send_wr  = 16;
+    init.cap.max_recv_wr  = 16;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    qp = uct_ib_glue->create_qp(m_env.pd, &init);
+    ASSERT_NE(nullptr, qp);
+
+    prm_buf query = modify_cmd(QUERY_QP, qp->qp_num, HDR_BYTES);
+    prm_buf out(QP_CMD_BYTES);
+    ASSERT_EQ(0, ops.devx_qp_query(qp, query.data(), query.size(), out.data(),
+                                   out.size()));
+    EXPECT_EQ(QP_RST, out.get(QPC + qpc::state));
+
+    prm_buf in = rst2init_cmd(qp->qp_num);
+    prm_buf hdr(HDR_BYTES);
+    ASSERT_EQ(0, ops.devx_qp_modify(qp, in.data(), in.size(), hdr.data(),
+                                    hdr.size()));
+    EXPECT_EQ(QP_INIT, qp_state(qp->qp_num));
+    EXPECT_EQ(IBV_QPS_INIT, qp->state);
+
+    prm_buf to_err = modify_cmd(QP_2ERR, qp->qp_num, HDR_BYTES);
+    ASSERT_EQ(0, ops.devx_qp_modify(qp, to_err.data(), to_err.size(),
+                                    hdr.data(), hdr.size()));
+    ASSERT_EQ(0, uct_ib_glue->query_qp(qp, &attr, IBV_QP_STATE, &init));
+    EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+
+    /* another QP's number, a command of the other kind */
+    prm_buf other = modify_cmd(QUERY_QP, qp->qp_num + 1, HDR_BYTES);
+    EXPECT_EQ(EINVAL, ops.devx_qp_query(qp, other.data(), other.size(),
+                                        out.data(), out.size()));
+    EXPECT_EQ(EINVAL, ops.devx_qp_modify(qp, query.data(), query.size(),
+                                         out.data(), out.size()));
+    /* an illegal transition fails in the firmware */
+    prm_buf again = rst2init_cmd(qp->qp_num);
+    EXPECT_EQ(EREMOTEIO, ops.devx_qp_modify(qp, again.data(), again.size(),
+                                            hdr.data(), hdr.size()));
+    EXPECT_NE(0u, hdr.get(status));
+
+    EXPECT_EQ(0, uct_ib_glue->destroy_qp(qp));
 }

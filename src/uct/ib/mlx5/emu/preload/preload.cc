@@ -757,16 +757,23 @@ mlx5dv_create_cq(struct ibv_context *context,
            m->dropin->create_cq(context, cq_attr, mlx5_cq_attr);
 }
 
-PRELOAD_EXPORT int mlx5dv_devx_qp_modify(struct ibv_qp *, const void *, size_t,
-                                         void *, size_t)
+PRELOAD_EXPORT int mlx5dv_devx_qp_modify(struct ibv_qp *qp, const void *in,
+                                         size_t inlen, void *out,
+                                         size_t outlen)
 {
-    return EOPNOTSUPP;
+    const model *m = get_model();
+
+    return (m == nullptr) ? EOPNOTSUPP :
+           m->dropin->devx_qp_modify(qp, in, inlen, out, outlen);
 }
 
-PRELOAD_EXPORT int mlx5dv_devx_qp_query(struct ibv_qp *, const void *, size_t,
-                                        void *, size_t)
+PRELOAD_EXPORT int mlx5dv_devx_qp_query(struct ibv_qp *qp, const void *in,
+                                        size_t inlen, void *out, size_t outlen)
 {
-    return EOPNOTSUPP;
+    const model *m = get_model();
+
+    return (m == nullptr) ? EOPNOTSUPP :
+           m->dropin->devx_qp_query(qp, in, inlen, out, outlen);
 }
 
 PRELOAD_EXPORT struct mlx5dv_devx_event_channel *
