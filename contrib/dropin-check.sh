@@ -183,17 +183,15 @@ listening() {
         /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
-# --- pingpong PROGRAM NAME ARGS...: server and client on one port of each
-# host
-port=$(( 20000 + $$ % 20000 ))
-pingpong() {
-    local prog=$1 name=$2; shift 2
-    local slog=$work/$name-server.log clog=$work/$name-client.log
-    local spid src crc i expect_addr
+# pair SLOG CLOG CMD...: "CMD -p PORT" as the server and, once it listens,
+# "CMD -p PORT localhost" as the client, on a new port; their exit statuses
+# in $src and $crc
+pair() {
+    local slog=$1 clog=$2 spid i
+    shift 2
 
     port=$((port + 1))
-    LD_PRELOAD=$preload timeout "$limit" "${wrap[@]}" $prog "$@" -n "$iters" -p $port \
-        >"$slog" 2>&1 &
+    LD_PRELOAD=$preload timeout "$limit" "$@" -p $port >"$slog" 2>&1 &
     spid=$!
     # until the server listens (its output is buffered: watch the socket)
     for ((i = 0; i < 100; i++)); do
@@ -201,11 +199,21 @@ pingpong() {
         kill -0 $spid 2>/dev/null || break
         sleep 0.1
     done
-    LD_PRELOAD=$preload timeout "$limit" "${wrap[@]}" $prog "$@" -n "$iters" -p $port localhost \
-        >"$clog" 2>&1
+    LD_PRELOAD=$preload timeout "$limit" "$@" -p $port localhost >"$clog" 2>&1
     crc=$?
     wait $spid
     src=$?
+}
+
+# --- pingpong PROGRAM NAME ARGS...: server and client on one port of each
+# host
+port=$(( 20000 + $$ % 20000 ))
+pingpong() {
+    local prog=$1 name=$2; shift 2
+    local slog=$work/$name-server.log clog=$work/$name-client.log
+    local expect_addr
+
+    pair "$slog" "$clog" "${wrap[@]}" $prog "$@" -n "$iters"
 
     # RoCE: the peers' RoCEv2 GIDs; InfiniBand: their LIDs
     case " $* " in
@@ -297,22 +305,9 @@ perftest() {
     local what="ucx_perftest -x $tl -d $dev -t $test $* -n $perf_iters"
     local name=$tl-$dev-$test
     local slog=$work/perf-$name-server.log clog=$work/perf-$name-client.log
-    local spid src crc i
 
-    port=$((port + 1))
-    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t "$test" \
-        "$@" -n "$perf_iters" -p $port >"$slog" 2>&1 &
-    spid=$!
-    for ((i = 0; i < 100; i++)); do
-        listening $port && break
-        kill -0 $spid 2>/dev/null || break
-        sleep 0.1
-    done
-    LD_PRELOAD=$preload timeout "$limit" ucx_perftest -d "$dev" -x "$tl" -t "$test" \
-        "$@" -n "$perf_iters" -p $port localhost >"$clog" 2>&1
-    crc=$?
-    wait $spid
-    src=$?
+    pair "$slog" "$clog" ucx_perftest -d "$dev" -x "$tl" -t "$test" "$@" \
+        -n "$perf_iters"
 
     if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
        grep -qE "^Final: +$perf_iters " "$clog" &&

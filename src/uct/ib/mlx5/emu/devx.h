@@ -128,6 +128,23 @@ constexpr fw_result fw_fail(uct_ib_emu_syndrome_t syndrome)
     return {uct_ib_emu_syndrome_status(syndrome), syndrome};
 }
 
+/* What the firmware checks first of a command: its input holds structure
+ * In, the output buffer Out, and op_mod is 0 */
+template <typename In, typename Out>
+fw_result check_mailboxes(const mailbox &in, const mailbox &out)
+{
+    if (!in.fits<In>()) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
+    }
+    if (!out.fits<Out>()) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
+    }
+    if (in.op_mod() != 0) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
+    }
+    return FW_OK;
+}
+
 
 /* QUERY_HCA_CAP (caps.cc) */
 fw_result query_hca_cap_cmd(const context *ctx, const mailbox &in,

@@ -420,15 +420,12 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     std::unique_ptr<qp> q;
     uar_page *uar;
     pd *p;
+    fw_result result;
 
-    if (!in.fits<cqi::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
-    }
-    if (!out.fits<prm::create_qp_out::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
-    }
-    if (in.op_mod() != 0) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
+    result = check_mailboxes<cqi::layout,
+                             prm::create_qp_out::layout>(in, out);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
     }
 
     qpc = sub<cqi::qpc>(in.dw());
@@ -632,15 +629,12 @@ fw_result qp_modify_cmd(qp *q, const mailbox &in)
 fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out)
 {
     uint32_t *qpc;
+    fw_result result;
 
-    if (!in.fits<prm::query_qp_in::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
-    }
-    if (!out.fits<prm::query_qp_out::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
-    }
-    if (in.op_mod() != 0) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
+    result = check_mailboxes<prm::query_qp_in::layout,
+                             prm::query_qp_out::layout>(in, out);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
     }
 
     qpc = sub<prm::query_qp_out::qpc>(out.dw());

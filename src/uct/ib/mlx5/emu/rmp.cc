@@ -97,15 +97,12 @@ fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     umem *wq_umem, *dbr_umem;
     std::unique_ptr<srq> q;
     pd *p;
+    fw_result result;
 
-    if (!in.fits<prm::create_rmp_in::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
-    }
-    if (!out.fits<prm::create_rmp_out::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
-    }
-    if (in.op_mod() != 0) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
+    result = check_mailboxes<prm::create_rmp_in::layout,
+                             prm::create_rmp_out::layout>(in, out);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
     }
 
     rmpc = sub<prm::create_rmp_in::rmp_context>(in.dw());
@@ -236,15 +233,12 @@ fw_result rmp_modify_cmd(srq *rmp, const mailbox &in)
 fw_result rmp_query_cmd(const srq *rmp, const mailbox &in, mailbox &out)
 {
     uint32_t *rmpc;
+    fw_result result;
 
-    if (!in.fits<prm::query_rmp_in::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
-    }
-    if (!out.fits<prm::query_rmp_out::layout>()) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
-    }
-    if (in.op_mod() != 0) {
-        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
+    result = check_mailboxes<prm::query_rmp_in::layout,
+                             prm::query_rmp_out::layout>(in, out);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
     }
 
     rmpc = sub<prm::query_rmp_out::rmp_context>(out.dw());
