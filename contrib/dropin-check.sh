@@ -31,6 +31,8 @@
 #             (mlx5_2:1), and -t am_lat, put_bw and get (8 bytes) on
 #             rc_mlx5 over RoCEv2 with DevX: both sides finish with a
 #             "Final:" line of all iterations
+#   ucp       UCX 1.13.1's UCP (ucx_perftest -t tag_lat) between two
+#             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup
 #   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
 #             same uct_hello.c built against Debian's UCX 1.13.1 and against
 #             this library, the server's MAC moved by ucx_emu mid-stream:
@@ -332,6 +334,30 @@ else
     perftest rc_mlx5 mlx5_0:1 am_lat -s 8
     perftest rc_mlx5 mlx5_0:1 put_bw -s 8
     perftest rc_mlx5 mlx5_0:1 get -s 8 -D bcopy
+fi
+
+# --- ucp: UCX 1.13.1's UCP over the emulated NIC (UCX_TLS=rc_x: rc_mlx5,
+# with ud_mlx5 for the wireup), on RoCE only, so not over shared memory:
+# the client's endpoint configuration must name rc_mlx5 on mlx5_0:1
+ucp_check() {
+    local slog=$work/ucp-server.log clog=$work/ucp-client.log
+
+    UCX_TLS=rc_x UCX_NET_DEVICES=mlx5_0:1 UCX_LOG_LEVEL=info \
+        UCX_WARN_UNUSED_ENV_VARS=n \
+        pair "$slog" "$clog" ucx_perftest -t tag_lat -n "$perf_iters"
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+       grep -qE "^Final: +$perf_iters " "$clog" &&
+       grep -q "ep_cfg\[0\]: tag(rc_mlx5/mlx5_0:1)" "$clog" &&
+       ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
+        ok "ucp: ucx_perftest -t tag_lat over rc_mlx5/mlx5_0:1 (UCX_TLS=rc_x): $(grep -h '^Final:' "$clog" | tr -s ' ')"
+    else
+        fail "ucp: ucx_perftest -t tag_lat, UCX_TLS=rc_x (server exit $src, client exit $crc)"
+        echo "    server:"; show "$slog"
+        echo "    client:"; show "$clog"
+    fi
+}
+if command -v ucx_perftest >/dev/null; then
+    ucp_check
 fi
 
 # --- stale MAC: the same scenario with UCX 1.13.1 and with this library, on
