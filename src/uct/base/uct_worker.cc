@@ -6,17 +6,37 @@
 
 #include <ucs/debug/log_def.h>
 
-#include <algorithm>
 #include <climits>
+#include <memory>
 #include <new>
+
+uct_progress_queue::uct_progress_queue() : m_current(new snapshot())
+{
+}
+
+uct_progress_queue::~uct_progress_queue()
+{
+    snapshot *current = m_current.load();
+
+    for (node *n : *current) {
+        delete n;
+    }
+    delete current;
+    reclaim_locked(); /* no dispatch can be running */
+}
 
 uct_worker_cb_id_t uct_progress_queue::add(ucs_callback_t func, void *arg,
                                            unsigned flags)
 {
     std::lock_guard<std::mutex> guard(m_lock);
-    uct_worker_cb_id_t          id = m_next_id;
+    std::unique_ptr<snapshot> next(new snapshot(*m_current.load()));
+    uct_worker_cb_id_t id = m_next_id;
+    std::unique_ptr<node> n(new node{func, arg, flags, id, {false}});
 
-    m_elems.push_back({func, arg, flags, id, false});
+    next->push_back(n.get());
+    m_retired.reserve(m_retired.size() + 1);
+    n.release();
+    publish_locked(next.release());
     m_next_id = (m_next_id == INT_MAX) ? 0 : (m_next_id + 1);
     return id;
 }
@@ -25,58 +45,97 @@ bool uct_progress_queue::remove(uct_worker_cb_id_t id)
 {
     std::lock_guard<std::mutex> guard(m_lock);
 
-    for (elem &e : m_elems) {
-        if ((e.id != id) || e.removed) {
-            continue;
+    for (node *n : *m_current.load()) {
+        if ((n->id == id) && !n->removed.exchange(true)) {
+            unlink_locked(n);
+            return true;
         }
-
-        e.removed = true;
-        ++m_num_removed;
-        if (m_dispatch_depth == 0) {
-            purge_locked();
-        }
-        return true;
     }
     return false;
+}
+
+/* A oneshot callback, marked removed by the dispatch that called it */
+void uct_progress_queue::remove_oneshot(node *n)
+{
+    std::lock_guard<std::mutex> guard(m_lock);
+
+    unlink_locked(n);
+}
+
+/* Out of the list; a dispatch may still hold the node: it is freed with
+ * the snapshots */
+void uct_progress_queue::unlink_locked(node *gone)
+{
+    const snapshot *current = m_current.load();
+    std::unique_ptr<snapshot> next(new snapshot());
+
+    next->reserve(current->size());
+    for (node *n : *current) {
+        if (n != gone) {
+            next->push_back(n);
+        }
+    }
+    m_removed.push_back(gone);
+    m_retired.reserve(m_retired.size() + 1);
+    publish_locked(next.release());
+}
+
+void uct_progress_queue::publish_locked(snapshot *next)
+{
+    m_retired.push_back(m_current.exchange(next));
+    m_retiring.store(true);
+    reclaim_locked();
+}
+
+/*
+ * A dispatch counts itself in m_walkers before it loads m_current: seeing
+ * no walker after the exchange of m_current, nobody can hold an old one
+ * (every access is sequentially consistent)
+ */
+void uct_progress_queue::reclaim_locked()
+{
+    if (m_walkers.load() != 0) {
+        return;
+    }
+
+    for (snapshot *old : m_retired) {
+        delete old;
+    }
+    for (node *n : m_removed) {
+        delete n;
+    }
+    m_retired.clear();
+    m_removed.clear();
+    m_retiring.store(false);
 }
 
 unsigned uct_progress_queue::dispatch()
 {
     unsigned count = 0;
-    elem     current;
+    const snapshot *current;
 
-    {
-        std::lock_guard<std::mutex> guard(m_lock);
-        ++m_dispatch_depth;
-    }
-
-    /* The lock is not held while a callback runs: it may add or remove
-     * callbacks, or progress the worker again */
-    for (size_t i = 0; ; ++i) {
-        {
-            std::lock_guard<std::mutex> guard(m_lock);
-            if (i >= m_elems.size()) {
-                --m_dispatch_depth;
-                if ((m_dispatch_depth == 0) && (m_num_removed > 0)) {
-                    purge_locked();
-                }
-                break;
-            }
-
-            if (m_elems[i].removed) {
-                continue;
-            }
-
-            current = m_elems[i];
-            if (current.flags & UCS_CALLBACKQ_FLAG_ONESHOT) {
-                m_elems[i].removed = true;
-                ++m_num_removed;
-            }
+    m_walkers.fetch_add(1);
+    current = m_current.load();
+    for (node *n : *current) {
+        if (n->removed.load(std::memory_order_acquire)) {
+            continue;
         }
 
-        count += current.func(current.arg);
+        if (n->flags & UCS_CALLBACKQ_FLAG_ONESHOT) {
+            if (n->removed.exchange(true)) {
+                continue; /* another dispatch took it */
+            }
+            count += n->func(n->arg);
+            remove_oneshot(n);
+            continue;
+        }
+        count += n->func(n->arg);
     }
 
+    if ((m_walkers.fetch_sub(1) == 1) && m_retiring.load()) {
+        std::lock_guard<std::mutex> guard(m_lock);
+        reclaim_locked();
+    }
     return count;
 }
 
@@ -84,15 +143,7 @@ size_t uct_progress_queue::size() const
 {
     std::lock_guard<std::mutex> guard(m_lock);
 
-    return m_elems.size() - m_num_removed;
-}
-
-void uct_progress_queue::purge_locked()
-{
-    m_elems.erase(std::remove_if(m_elems.begin(), m_elems.end(),
-                                 [](const elem &e) { return e.removed; }),
-                  m_elems.end());
-    m_num_removed = 0;
+    return m_current.load()->size();
 }
 
 

@@ -8,6 +8,7 @@
 
 #include <uct/api/uct.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -15,10 +16,16 @@
  * The callback list. Adding and removing are thread safe and allowed from
  * inside a callback; a callback removed during a dispatch is not called
  * after its removal.
+ *
+ * A dispatch takes no lock: it walks an immutable snapshot of the list, and
+ * each callback's node says whether it was removed. Adding and removing
+ * publish a new snapshot under the lock; the old ones, and the removed
+ * nodes, are freed once no dispatch is walking any (m_walkers is 0).
  */
 class uct_progress_queue {
 public:
-    uct_progress_queue()                                      = default;
+    uct_progress_queue();
+    ~uct_progress_queue();
     uct_progress_queue(const uct_progress_queue&)            = delete;
     uct_progress_queue &operator=(const uct_progress_queue&) = delete;
 
@@ -35,21 +42,28 @@ public:
     size_t size() const;
 
 private:
-    struct elem {
+    struct node {
         ucs_callback_t     func;
         void               *arg;
         unsigned           flags;
         uct_worker_cb_id_t id;
-        bool               removed;
+        std::atomic<bool>  removed;
     };
 
-    void purge_locked();
+    typedef std::vector<node*> snapshot;
 
-    mutable std::mutex  m_lock;
-    std::vector<elem>   m_elems;
-    uct_worker_cb_id_t  m_next_id        = 0;
-    unsigned            m_dispatch_depth = 0; /* > 0: mark, do not erase */
-    size_t              m_num_removed    = 0; /* marked, not yet erased */
+    void remove_oneshot(node *n);
+    void unlink_locked(node *gone);
+    void publish_locked(snapshot *next);
+    void reclaim_locked();
+
+    mutable std::mutex     m_lock;
+    std::atomic<snapshot*> m_current;
+    std::atomic<unsigned>  m_walkers{0};  /* dispatches walking a snapshot */
+    std::atomic<bool>      m_retiring{false};
+    std::vector<snapshot*> m_retired;     /* no longer current */
+    std::vector<node*>     m_removed;     /* out of the current snapshot */
+    uct_worker_cb_id_t     m_next_id = 0;
 };
 
 
