@@ -17,13 +17,16 @@
 #include <ucs/config/parser.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -1395,6 +1398,57 @@ TEST_F(test_uct_core, worker_callback_removed_during_progress)
     EXPECT_EQ(1u, uct_worker_progress(m_worker));
     EXPECT_EQ(0u, uct_worker_progress(m_worker));
     EXPECT_EQ(2u, first.calls);
+}
+
+/* Callbacks come and go from another thread while this one progresses the
+ * worker: each registered callback runs, nothing is called after the
+ * list dropped it for good, and the sanitizers see no race */
+TEST_F(test_uct_core, worker_callbacks_change_under_a_progressing_thread)
+{
+    constexpr unsigned ROUNDS = 200;
+    counter steady;
+    uct_worker_cb_id_t id_steady = UCS_CALLBACKQ_ID_NULL;
+    std::atomic<unsigned> calls{0};
+    std::atomic<bool> done{false};
+    ucs_callback_t count_call = [](void *arg) -> unsigned {
+        static_cast<std::atomic<unsigned>*>(arg)->fetch_add(1);
+        return 1;
+    };
+
+    create_worker();
+    uct_worker_progress_register_safe(m_worker, counter::callback, &steady, 0,
+                                      &id_steady);
+
+    std::thread changer([&]() {
+        for (unsigned i = 0; i < ROUNDS; ++i) {
+            uct_worker_cb_id_t id = UCS_CALLBACKQ_ID_NULL;
+
+            uct_worker_progress_register_safe(m_worker, count_call, &calls,
+                                              (i % 2) ?
+                                              UCS_CALLBACKQ_FLAG_ONESHOT : 0,
+                                              &id);
+            std::this_thread::yield();
+            uct_worker_progress_unregister_safe(m_worker, &id);
+        }
+        done = true;
+    });
+
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::seconds(60);
+    unsigned progressed = 0;
+    while (!done && (std::chrono::steady_clock::now() < deadline)) {
+        uct_worker_progress(m_worker);
+        ++progressed;
+    }
+    changer.join(); /* bounded: ROUNDS registrations */
+    ASSERT_TRUE(done);
+
+    unsigned after = calls;
+    EXPECT_EQ(1u, uct_worker_progress(m_worker)) << "only the steady one";
+    EXPECT_EQ(after, calls.load());
+    EXPECT_EQ(progressed + 1, steady.calls);
+    uct_worker_progress_unregister_safe(m_worker, &id_steady);
+    EXPECT_EQ(0u, uct_worker_progress(m_worker));
 }
 
 TEST_F(test_uct_core, worker_create_errors)
