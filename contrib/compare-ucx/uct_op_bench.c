@@ -1,0 +1,505 @@
+/*
+ * uct_op_bench: the work of ucx_perftest's am_lat, put_bw and am_bw (8-byte
+ * short messages) through the public UCT API, with callgrind collecting
+ * only the library calls that do work (contrib/compare-ucx.sh).
+ *
+ * Two sides in one process, as perftest's client and server: a on one port
+ * and b on another (-d, -D), each with its own worker and interface, and an
+ * endpoint of each connected to the other's.
+ *   am_lat  a sends an am_short to b, b answers: per round trip two posts
+ *           and the two progress calls that deliver them
+ *   put_bw  a stream of put_short from a into memory of b; the progress
+ *           calls of a that reap the send completions
+ *   am_bw   a stream of am_short from a to b, and b's progress calls that
+ *           deliver them; every FC_HALF_WINDOW messages b sends a an ack,
+ *           as perftest's flow control does
+ * A side whose post is refused for lack of resources progresses its worker
+ * and tries again, as perftest does; such posts are reported as "busy".
+ *
+ * Run with valgrind --tool=callgrind --collect-atstart=no: collection is on
+ * only inside each posting call and each progress call, and a progress call
+ * is made only after a nap, a syscall, so that the device's thread runs
+ * (valgrind runs one thread at a time); the nap is longer by NAP_PER_POST
+ * for each operation posted since the last one. A progress call that still
+ * finds nothing is reported as "empty" and doubles the nap (a loaded
+ * machine), which goes back down while the calls find work; "empty" should
+ * stay 0. The cost of the operations is then what the library's objects
+ * collected, and two runs that differ in -n give it per operation.
+ *
+ * It builds unchanged against UCX (cc uct_op_bench.c -luct -lucs) and
+ * against this tree's installation (add -I<prefix>/include -L<prefix>/lib).
+ *
+ *   uct_op_bench -t am_lat|put_bw|am_bw [-d dev:port] [-D dev:port]
+ *                [-x tl] [-n ops] [-w warmup ops] [-u nap usec]
+ *
+ * ops are messages; for am_lat half a round trip (per iteration each side
+ * of perftest posts one message and receives one), so -n is even. Prints
+ * "done TEST ops N progress P empty E busy B nap U" (U the nap at the
+ * end) and exits 0, or says
+ * which step failed and exits 1 (2 on a bad command line).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <uct/api/uct.h>
+#include <ucs/type/status.h>
+#include <valgrind/callgrind.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AM_ID          17
+#define FC_HALF_WINDOW 63     /* perftest's default window is 127 */
+#define WAIT_LIMIT_SEC 60     /* for one delivery, completion or resource */
+#define NAP_MAX_USEC   50000
+#define NAP_HOLD       64     /* found work so many times: halve the nap */
+#define NAP_PER_POST   20     /* usec: the device works through a backlog */
+#define TARGET_SIZE    4096
+
+typedef enum { AM_LAT, PUT_BW, AM_BW } test_t;
+
+typedef struct {
+    const char             *dev;
+    ucs_async_context_t    *async;
+    uct_worker_h           worker;
+    uct_md_h               md;
+    uct_iface_h            iface;
+    uct_iface_attr_t       attr;
+    uct_device_addr_t      *dev_addr;
+    uct_ep_addr_t          *ep_addr;
+    uct_ep_h               ep;
+    volatile unsigned long received;
+} side_t;
+
+typedef struct {
+    uct_component_h   component;
+    side_t            a, b;
+    uint64_t          *target;      /* b's memory that put_bw writes to */
+    uct_mem_h         memh;
+    void              *rkey_buffer;
+    uct_rkey_bundle_t rkey;
+    int               rkey_valid;
+    unsigned long     nap_base, nap_usec;
+    unsigned          found_streak; /* progress calls that found work */
+    unsigned long     posted;       /* since the last nap */
+    int               collect;      /* measured ops, not warmup */
+    unsigned long     progress, empty, busy;
+} bench_t;
+
+static int fail(const char *what, ucs_status_t status)
+{
+    fprintf(stderr, "uct_op_bench: %s: %s\n", what,
+            ucs_status_string(status));
+    return -1;
+}
+
+static void collect_toggle(const bench_t *b)
+{
+    if (b->collect) {
+        CALLGRIND_TOGGLE_COLLECT;
+    }
+}
+
+static void nap(bench_t *b)
+{
+    unsigned long usec = b->nap_usec + b->posted * NAP_PER_POST;
+    struct timespec ts = { .tv_sec  = usec / 1000000,
+                           .tv_nsec = (usec % 1000000) * 1000 };
+
+    nanosleep(&ts, NULL);
+    b->posted = 0;
+}
+
+static double now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static ucs_status_t am_received(void *arg, void *data, size_t length,
+                                unsigned flags)
+{
+    side_t *side = arg;
+
+    (void)data;
+    (void)length;
+    (void)flags;
+    ++side->received;
+    return UCS_OK;
+}
+
+/* One collected progress call of @a side, after giving the device time */
+static void progress_once(bench_t *b, side_t *side)
+{
+    unsigned count;
+
+    nap(b);
+    collect_toggle(b);
+    count = uct_worker_progress(side->worker);
+    collect_toggle(b);
+    if (count == 0) {
+        b->nap_usec    = (2 * b->nap_usec > NAP_MAX_USEC) ? NAP_MAX_USEC :
+                         2 * b->nap_usec;
+        b->found_streak = 0;
+    } else if (++b->found_streak == NAP_HOLD) {
+        b->nap_usec    = (b->nap_usec / 2 < b->nap_base) ? b->nap_base :
+                         b->nap_usec / 2;
+        b->found_streak = 0;
+    }
+    if (b->collect) {
+        ++b->progress;
+        b->empty += (count == 0);
+    }
+}
+
+static int progress_until_received(bench_t *b, side_t *side,
+                                   unsigned long target)
+{
+    double deadline = now_sec() + WAIT_LIMIT_SEC;
+
+    while (side->received < target) {
+        if (now_sec() > deadline) {
+            fprintf(stderr, "uct_op_bench: %s received %lu of %lu messages "
+                    "in %d seconds\n", side->dev, side->received, target,
+                    WAIT_LIMIT_SEC);
+            return -1;
+        }
+        progress_once(b, side);
+    }
+    return 0;
+}
+
+static int post(bench_t *b, test_t test, side_t *side, uint64_t sn)
+{
+    double deadline = now_sec() + WAIT_LIMIT_SEC;
+    ucs_status_t status;
+
+    for (;;) {
+        collect_toggle(b);
+        if (test == PUT_BW) {
+            status = uct_ep_put_short(side->ep, &sn, sizeof(sn),
+                                      (uintptr_t)b->target, b->rkey.rkey);
+        } else {
+            /* the 8 bytes are the header, as perftest sends them */
+            status = uct_ep_am_short(side->ep, AM_ID, sn, NULL, 0);
+        }
+        collect_toggle(b);
+        if (status == UCS_OK) {
+            ++b->posted;
+            return 0;
+        } else if (status != UCS_ERR_NO_RESOURCE) {
+            return fail("posting", status);
+        } else if (now_sec() > deadline) {
+            return fail("no send resources for a minute", status);
+        }
+        if (b->collect) {
+            ++b->busy;
+        }
+        progress_once(b, side);
+    }
+}
+
+/* Every operation @a side posted completed; collected, so that reaping the
+ * last operations' completions counts */
+static int flush(bench_t *b, side_t *side)
+{
+    double deadline = now_sec() + WAIT_LIMIT_SEC;
+    ucs_status_t status;
+
+    for (;;) {
+        collect_toggle(b);
+        status = uct_iface_flush(side->iface, 0, NULL);
+        collect_toggle(b);
+        if (status == UCS_OK) {
+            return 0;
+        } else if ((status != UCS_INPROGRESS) &&
+                   (status != UCS_ERR_NO_RESOURCE)) {
+            return fail("flushing", status);
+        } else if (now_sec() > deadline) {
+            return fail("flush not done after a minute", status);
+        }
+        progress_once(b, side);
+    }
+}
+
+static int run_ops(bench_t *b, test_t test, unsigned long ops)
+{
+    unsigned long to_a = b->a.received, to_b = b->b.received, i;
+    int ret = 0;
+
+    for (i = 0; (ret == 0) && (i < ops); ++i) {
+        switch (test) {
+        case AM_LAT:
+            if (i & 1) {
+                ret = post(b, test, &b->b, i) ||
+                      progress_until_received(b, &b->a, ++to_a);
+            } else {
+                ret = post(b, test, &b->a, i) ||
+                      progress_until_received(b, &b->b, ++to_b);
+            }
+            break;
+        case PUT_BW:
+            ret = post(b, test, &b->a, i);
+            break;
+        case AM_BW:
+            ret = post(b, test, &b->a, i);
+            ++to_b;
+            if ((ret == 0) && (((i + 1) % FC_HALF_WINDOW) == 0)) {
+                ret = progress_until_received(b, &b->b, to_b) ||
+                      post(b, test, &b->b, i) ||
+                      progress_until_received(b, &b->a, ++to_a);
+            }
+            break;
+        }
+    }
+    return ret || progress_until_received(b, &b->b, to_b) ||
+           flush(b, &b->a) || flush(b, &b->b);
+}
+
+static uct_component_h find_ib_component(void)
+{
+    uct_component_h *components, found = NULL;
+    uct_component_attr_t attr;
+    unsigned num, i;
+
+    if (uct_query_components(&components, &num) != UCS_OK) {
+        return NULL;
+    }
+    for (i = 0; i < num; ++i) {
+        memset(&attr, 0, sizeof(attr));
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
+            !strcmp(attr.name, "ib")) {
+            found = components[i];
+        }
+    }
+    uct_release_component_list(components);
+    return found;
+}
+
+static int open_side(bench_t *b, side_t *side, const char *tl)
+{
+    uct_md_config_t *md_config;
+    uct_iface_config_t *config;
+    uct_iface_params_t params;
+    uct_ep_params_t ep_params;
+    char md_name[64];
+    ucs_status_t status;
+
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                      &side->async);
+    if (status == UCS_OK) {
+        status = uct_worker_create(side->async, UCS_THREAD_MODE_SINGLE,
+                                   &side->worker);
+    }
+    if (status != UCS_OK) {
+        return fail("creating a worker", status);
+    }
+
+    snprintf(md_name, sizeof(md_name), "%.*s",
+             (int)strcspn(side->dev, ":"), side->dev);
+    status = uct_md_config_read(b->component, NULL, NULL, &md_config);
+    if (status == UCS_OK) {
+        status = uct_md_open(b->component, md_name, md_config, &side->md);
+        uct_config_release(md_config);
+    }
+    if (status != UCS_OK) {
+        return fail(md_name, status);
+    }
+
+    status = uct_md_iface_config_read(side->md, tl, NULL, NULL, &config);
+    if (status != UCS_OK) {
+        return fail(tl, status);
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = tl;
+    params.mode.device.dev_name = side->dev;
+    status = uct_iface_open(side->md, side->worker, &params, config,
+                            &side->iface);
+    uct_config_release(config);
+    if (status != UCS_OK) {
+        return fail(side->dev, status);
+    }
+    status = uct_iface_set_am_handler(side->iface, AM_ID, am_received, side,
+                                      0);
+    if (status != UCS_OK) {
+        return fail("setting the am handler", status);
+    }
+    uct_iface_progress_enable(side->iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    status = uct_iface_query(side->iface, &side->attr);
+    if (status != UCS_OK) {
+        return fail("querying the interface", status);
+    }
+    side->dev_addr = malloc(side->attr.device_addr_len);
+    side->ep_addr  = malloc(side->attr.ep_addr_len);
+    if ((side->dev_addr == NULL) || (side->ep_addr == NULL)) {
+        return fail("addresses", UCS_ERR_NO_MEMORY);
+    }
+    status = uct_iface_get_device_address(side->iface, side->dev_addr);
+    if (status != UCS_OK) {
+        return fail("device address", status);
+    }
+
+    memset(&ep_params, 0, sizeof(ep_params));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    ep_params.iface      = side->iface;
+    status = uct_ep_create(&ep_params, &side->ep);
+    if (status == UCS_OK) {
+        status = uct_ep_get_address(side->ep, side->ep_addr);
+    }
+    return (status == UCS_OK) ? 0 : fail("creating an endpoint", status);
+}
+
+static int connect_sides(bench_t *b)
+{
+    ucs_status_t status;
+
+    status = uct_ep_connect_to_ep(b->a.ep, b->b.dev_addr, b->b.ep_addr);
+    if (status == UCS_OK) {
+        status = uct_ep_connect_to_ep(b->b.ep, b->a.dev_addr, b->a.ep_addr);
+    }
+    return (status == UCS_OK) ? 0 : fail("connecting the endpoints", status);
+}
+
+static int register_target(bench_t *b)
+{
+    uct_md_attr_t md_attr;
+    ucs_status_t status;
+
+    b->target = calloc(1, TARGET_SIZE);
+    if (b->target == NULL) {
+        return fail("put target", UCS_ERR_NO_MEMORY);
+    }
+    status = uct_md_query(b->b.md, &md_attr);
+    if (status != UCS_OK) {
+        return fail("querying the memory domain", status);
+    }
+    status = uct_md_mem_reg(b->b.md, b->target, TARGET_SIZE,
+                            UCT_MD_MEM_ACCESS_ALL, &b->memh);
+    if (status != UCS_OK) {
+        b->memh = NULL;
+        return fail("registering the put target", status);
+    }
+    b->rkey_buffer = malloc(md_attr.rkey_packed_size);
+    if (b->rkey_buffer == NULL) {
+        return fail("remote key", UCS_ERR_NO_MEMORY);
+    }
+    status = uct_md_mkey_pack(b->b.md, b->memh, b->rkey_buffer);
+    if (status == UCS_OK) {
+        status = uct_rkey_unpack(b->component, b->rkey_buffer, &b->rkey);
+    }
+    if (status != UCS_OK) {
+        return fail("remote key", status);
+    }
+    b->rkey_valid = 1;
+    return 0;
+}
+
+static void close_side(side_t *side)
+{
+    if (side->ep != NULL) {
+        uct_ep_destroy(side->ep);
+    }
+    free(side->ep_addr);
+    free(side->dev_addr);
+    if (side->iface != NULL) {
+        uct_iface_close(side->iface);
+    }
+    if (side->md != NULL) {
+        uct_md_close(side->md);
+    }
+    if (side->worker != NULL) {
+        uct_worker_destroy(side->worker);
+    }
+    if (side->async != NULL) {
+        ucs_async_context_destroy(side->async);
+    }
+}
+
+static void cleanup(bench_t *b)
+{
+    if (b->rkey_valid) {
+        uct_rkey_release(b->component, &b->rkey);
+    }
+    free(b->rkey_buffer);
+    if (b->memh != NULL) {
+        uct_md_mem_dereg(b->b.md, b->memh);
+    }
+    free(b->target);
+    close_side(&b->a);
+    close_side(&b->b);
+}
+
+static int setup(bench_t *b, test_t test, const char *tl)
+{
+    b->component = find_ib_component();
+    if (b->component == NULL) {
+        return fail("no \"ib\" component", UCS_ERR_NO_DEVICE);
+    }
+    return open_side(b, &b->a, tl) || open_side(b, &b->b, tl) ||
+           connect_sides(b) || ((test == PUT_BW) && register_target(b));
+}
+
+int main(int argc, char **argv)
+{
+    static const char *names[] = { "am_lat", "put_bw", "am_bw" };
+    const char *tl = "rc_mlx5";
+    unsigned long ops = 1000, warmup = 256;
+    int c, ret, help = 0, test = -1;
+    bench_t b;
+
+    memset(&b, 0, sizeof(b));
+    b.a.dev = "mlx5_0:1";
+    b.b.dev = "mlx5_1:1";
+    /* under valgrind the device's thread may be in its idle sleep (up to a
+     * millisecond) when an operation is posted, and runs slowly */
+    b.nap_usec = RUNNING_ON_VALGRIND ? 3000 : 50;
+    while ((c = getopt(argc, argv, "t:d:D:x:n:w:u:h")) != -1) {
+        switch (c) {
+        case 't':
+            for (test = 2; (test >= 0) && strcmp(optarg, names[test]); --test)
+                ;
+            break;
+        case 'd': b.a.dev    = optarg; break;
+        case 'D': b.b.dev    = optarg; break;
+        case 'x': tl         = optarg; break;
+        case 'n': ops        = strtoul(optarg, NULL, 10); break;
+        case 'w': warmup     = strtoul(optarg, NULL, 10); break;
+        case 'u': b.nap_usec = strtoul(optarg, NULL, 10); break;
+        default:
+            help = (c == 'h');
+            test = -2;
+            break;
+        }
+    }
+    if ((test < 0) || (ops % 2) || (warmup % 2) || (b.nap_usec == 0)) {
+        printf("usage: uct_op_bench -t am_lat|put_bw|am_bw [-d dev:port] "
+               "[-D dev:port] [-x tl] [-n ops] [-w warmup ops] "
+               "[-u nap usec]  (ops even, nap > 0)\n");
+        return help ? 0 : 2;
+    }
+
+    b.nap_base = b.nap_usec;
+    ret        = setup(&b, test, tl) || run_ops(&b, test, warmup);
+    if (ret == 0) {
+        b.collect = 1;
+        ret = run_ops(&b, test, ops);
+        b.collect = 0;
+    }
+    cleanup(&b);
+    if (ret == 0) {
+        printf("done %s ops %lu progress %lu empty %lu busy %lu nap %lu\n",
+               names[test], ops, b.progress, b.empty, b.busy, b.nap_usec);
+    }
+    return ret ? 1 : 0;
+}
