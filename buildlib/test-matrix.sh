@@ -4,7 +4,8 @@
 #             REPEAT shuffled iterations in one process, so that a test which
 #             leaves state behind (or needs an earlier test's) fails
 #   asan      --enable-debug --enable-asan build, LeakSanitizer on,
-#             contrib/lsan.supp
+#             contrib/lsan.supp; then its preload library under
+#             contrib/dropin-check.sh as "dropin-asan"
 #   valgrind  the plain build's gtest under memcheck, full leak check,
 #             contrib/valgrind.supp
 #   tsan      --enable-debug --enable-tsan build: data races fail the leg
@@ -363,8 +364,23 @@ if build asan --enable-debug --enable-asan; then
     ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1" \
     LSAN_OPTIONS="suppressions=$top/contrib/lsan.supp:print_suppressions=0" \
         run_leg asan "$build_root/asan"
+    # the drop-in front-end of this build under ibverbs-utils and UCX 1.13.1
+    dropin_asan_log=$build_root/dropin-asan.log
+    LSAN_OPTIONS="suppressions=$top/contrib/lsan.supp:print_suppressions=0" \
+    DROPIN_ASAN=$build_root/asan \
+        "$top/contrib/dropin-check.sh" "$build_root/asan/src/uct/ib/mlx5/emu/.libs" \
+        >"$dropin_asan_log" 2>&1
+    case $? in
+    0)  pass_leg dropin-asan "the preload library under ASan+LSan: $(grep -c '^dropin: ok:' "$dropin_asan_log") checks, $(grep -c '^dropin: SKIPPED:' "$dropin_asan_log") skipped" ;;
+    77) total_skipped=$((total_skipped + 1))
+        summary+=("$(printf '%-9s skipped: %s' dropin-asan "$(sed -n 's/^dropin: SKIPPED: //p' "$dropin_asan_log")")")
+        log "dropin-asan: skipped" ;;
+    *)  grep '^dropin: FAILED' "$dropin_asan_log"
+        check_fail dropin-asan "$dropin_asan_log" "the preload library under ASan+LSan" ;;
+    esac
 else
     fail_leg asan "build failed"
+    fail_leg dropin-asan "build failed"
 fi
 
 if build tsan --enable-debug --enable-tsan; then

@@ -46,7 +46,10 @@
 #
 # Environment: DROPIN_ITERS (ping-pong iterations, default 200),
 # DROPIN_PERF_ITERS (ucx_perftest iterations, default 50), DROPIN_TIMEOUT
-# (seconds per program, default 60).
+# (seconds per program, default 60). DROPIN_ASAN=<build dir>: the preload
+# library and the model of that ASan build tree (preloaded after libasan),
+# with LeakSanitizer on; the checks that need an installed tree (stale MAC)
+# or valgrind are left out.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +57,16 @@ libdir=${1:?usage: dropin-check.sh LIBDIR}
 iters=${DROPIN_ITERS:-200}
 perf_iters=${DROPIN_PERF_ITERS:-50}
 limit=${DROPIN_TIMEOUT:-60}
-preload=$libdir/libucx_mlx5_emu_preload.so
+preload_lib=$libdir/libucx_mlx5_emu_preload.so
+preload=$preload_lib # what LD_PRELOAD is
+asan=${DROPIN_ASAN:-}
+if [ -n "$asan" ]; then
+    # a sanitizer report makes the program exit non-zero, which fails it
+    preload_lib=$asan/src/uct/ib/mlx5/emu/preload/.libs/libucx_mlx5_emu_preload.so
+    preload="$(cc -print-file-name=libasan.so) $preload_lib"
+    LD_LIBRARY_PATH=$(find "$asan/src" -name .libs -type d | paste -sd:)
+    export LD_LIBRARY_PATH ASAN_OPTIONS=detect_leaks=1
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/dropin-check.XXXXXX")
 fabric=dropin-check-$$
 passed=0
@@ -69,6 +81,9 @@ cleanup() {
     if [ -x "$emu" ]; then
         timeout 20 "$emu" -f "$fabric" destroy --force >/dev/null 2>&1
         timeout 20 "$emu" -f "$fabric-mac" destroy --force >/dev/null 2>&1
+    else
+        # a build tree (DROPIN_ASAN) has no ucx_emu; every member is gone
+        rm -f "/dev/shm/ucx-emu.$(id -u).$fabric"
     fi
     rm -rf "$work"
 }
@@ -101,8 +116,8 @@ for prog in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong; do
         exit 77
     fi
 done
-if [ ! -f "$preload" ]; then
-    fail "no $preload"
+if [ ! -f "$preload_lib" ]; then
+    fail "no $preload_lib"
     echo "$passed passed, $failed failed, 0 skipped"
     exit 1
 fi
@@ -119,7 +134,7 @@ LD_PRELOAD=$preload LD_DEBUG=bindings timeout "$limit" ibv_rc_pingpong -h \
 imports=$(nm -D --undefined-only "$(command -v ibv_rc_pingpong)" | awk '$2 ~ /^ibv_/ {sub(/@.*/, "", $2); print $2}' | sort -u)
 bad=0
 for sym in $imports; do
-    if ! grep -q "to $preload \[0\]: normal symbol \`$sym'" "$work/bindings.log"; then
+    if ! grep -q "to $preload_lib \[0\]: normal symbol \`$sym'" "$work/bindings.log"; then
         echo "    $sym: $(grep "symbol \`$sym'" "$work/bindings.log" | head -1 | sed 's/.*binding //')"
         bad=1
     fi
@@ -247,7 +262,7 @@ pingpong ibv_ud_pingpong ud-ib-events      -d mlx5_2 -c -e
 
 # --- the same programs under valgrind: the preload library and the model
 # make no memory error and leak nothing in them
-if command -v valgrind >/dev/null; then
+if [ -z "$asan" ] && command -v valgrind >/dev/null; then
     wrap=(valgrind --error-exitcode=99 --leak-check=full
           --errors-for-leak-kinds=definite -q)
     if run devinfo-valgrind "${wrap[@]}" ibv_devinfo -v &&
@@ -389,7 +404,9 @@ stale_mac_check() {
         show "$work/mac-move/$lib-client.txt"
     fi
 }
-if [ ! -f /usr/include/uct/api/uct.h ] || ! command -v cc >/dev/null; then
+if [ -n "$asan" ]; then
+    : # needs an installed tree
+elif [ ! -f /usr/include/uct/api/uct.h ] || ! command -v cc >/dev/null; then
     skip "stale MAC: Debian's libucx-dev (UCX 1.13.1 headers) or cc not installed"
 elif "$libdir/../bin/ucx_emu" -f "$fabric-mac" create -n 4 >/dev/null; then
     stale_mac_check ucx-1.13.1 host0 host1
