@@ -17,8 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <uct/api/uct.h>
-#include <ucs/type/status.h>
+#include "bench_iface.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +26,7 @@
 
 #define WARMUP_PAIRS 4  /* first connects allocate what later ones reuse */
 
-typedef struct {
-    ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_md_h            md;
-    uct_iface_h         iface;
-    uct_iface_attr_t    attr;
-    uct_device_addr_t   *dev_addr;
-} bench_t;
+typedef bench_iface_t bench_t;
 
 static int fail(const char *what, ucs_status_t status)
 {
@@ -43,107 +35,18 @@ static int fail(const char *what, ucs_status_t status)
     return -1;
 }
 
-static uct_component_h find_ib_component(void)
-{
-    uct_component_h *components, found = NULL;
-    uct_component_attr_t attr;
-    unsigned num, i;
-
-    if (uct_query_components(&components, &num) != UCS_OK) {
-        return NULL;
-    }
-    for (i = 0; i < num; ++i) {
-        memset(&attr, 0, sizeof(attr));
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
-            !strcmp(attr.name, "ib")) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
-
 static int open_iface(bench_t *b, const char *dev, const char *tl)
 {
-    uct_component_h component = find_ib_component();
-    uct_md_config_t *md_config;
-    uct_iface_config_t *config;
-    uct_iface_params_t params;
-    char md_name[64];
+    uct_component_h component = bench_find_ib_component();
     ucs_status_t status;
+    const char *failed;
 
+    memset(b, 0, sizeof(*b));
     if (component == NULL) {
         return fail("no \"ib\" component", UCS_ERR_NO_DEVICE);
     }
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &b->async);
-    if (status == UCS_OK) {
-        status = uct_worker_create(b->async, UCS_THREAD_MODE_SINGLE,
-                                   &b->worker);
-    }
-    if (status != UCS_OK) {
-        return fail("creating the worker", status);
-    }
-
-    snprintf(md_name, sizeof(md_name), "%.*s", (int)strcspn(dev, ":"), dev);
-    status = uct_md_config_read(component, NULL, NULL, &md_config);
-    if (status == UCS_OK) {
-        status = uct_md_open(component, md_name, md_config, &b->md);
-        uct_config_release(md_config);
-    }
-    if (status != UCS_OK) {
-        return fail(md_name, status);
-    }
-
-    status = uct_md_iface_config_read(b->md, tl, NULL, NULL, &config);
-    if (status != UCS_OK) {
-        return fail(tl, status);
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = tl;
-    params.mode.device.dev_name = dev;
-    status = uct_iface_open(b->md, b->worker, &params, config, &b->iface);
-    uct_config_release(config);
-    if (status != UCS_OK) {
-        return fail(dev, status);
-    }
-    uct_iface_progress_enable(b->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-
-    status = uct_iface_query(b->iface, &b->attr);
-    if (status != UCS_OK) {
-        return fail("querying the interface", status);
-    }
-    b->dev_addr = malloc(b->attr.device_addr_len);
-    if (b->dev_addr == NULL) {
-        return fail("device address", UCS_ERR_NO_MEMORY);
-    }
-    status = uct_iface_get_device_address(b->iface, b->dev_addr);
-    if (status != UCS_OK) {
-        return fail("device address", status);
-    }
-    return 0;
-}
-
-static void close_iface(bench_t *b)
-{
-    free(b->dev_addr);
-    if (b->iface != NULL) {
-        uct_iface_close(b->iface);
-    }
-    if (b->md != NULL) {
-        uct_md_close(b->md);
-    }
-    if (b->worker != NULL) {
-        uct_worker_destroy(b->worker);
-    }
-    if (b->async != NULL) {
-        ucs_async_context_destroy(b->async);
-    }
+    failed = bench_iface_open(b, component, dev, tl, &status);
+    return (failed == NULL) ? 0 : fail(failed, status);
 }
 
 /* One endpoint pair of the interface to itself, connected and destroyed */
@@ -222,7 +125,7 @@ int main(int argc, char **argv)
 
     memset(&b, 0, sizeof(b));
     ret = open_iface(&b, dev, tl) || run(&b, (unsigned)pairs, polls);
-    close_iface(&b);
+    bench_iface_close(&b);
     if (ret == 0) {
         printf("connected %lu pairs, %lu idle progress calls\n", pairs, polls);
     }

@@ -40,8 +40,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <uct/api/uct.h>
-#include <ucs/type/status.h>
+#include "bench_iface.h"
+
 #include <valgrind/callgrind.h>
 
 #include <stdint.h>
@@ -63,12 +63,7 @@ typedef enum { AM_LAT, PUT_BW, AM_BW } test_t;
 
 typedef struct {
     const char             *dev;
-    ucs_async_context_t    *async;
-    uct_worker_h           worker;
-    uct_md_h               md;
-    uct_iface_h            iface;
-    uct_iface_attr_t       attr;
-    uct_device_addr_t      *dev_addr;
+    bench_iface_t          i;
     uct_ep_addr_t          *ep_addr;
     uct_ep_h               ep;
     volatile unsigned long received;
@@ -140,7 +135,7 @@ static void progress_once(bench_t *b, side_t *side)
 
     nap(b);
     collect_toggle(b);
-    count = uct_worker_progress(side->worker);
+    count = uct_worker_progress(side->i.worker);
     collect_toggle(b);
     if (count == 0) {
         b->nap_usec    = (2 * b->nap_usec > NAP_MAX_USEC) ? NAP_MAX_USEC :
@@ -213,7 +208,7 @@ static int flush(bench_t *b, side_t *side)
 
     for (;;) {
         collect_toggle(b);
-        status = uct_iface_flush(side->iface, 0, NULL);
+        status = uct_iface_flush(side->i.iface, 0, NULL);
         collect_toggle(b);
         if (status == UCS_OK) {
             return 0;
@@ -261,98 +256,29 @@ static int run_ops(bench_t *b, test_t test, unsigned long ops)
            flush(b, &b->a) || flush(b, &b->b);
 }
 
-static uct_component_h find_ib_component(void)
-{
-    uct_component_h *components, found = NULL;
-    uct_component_attr_t attr;
-    unsigned num, i;
-
-    if (uct_query_components(&components, &num) != UCS_OK) {
-        return NULL;
-    }
-    for (i = 0; i < num; ++i) {
-        memset(&attr, 0, sizeof(attr));
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
-            !strcmp(attr.name, "ib")) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
-}
-
 static int open_side(bench_t *b, side_t *side, const char *tl)
 {
-    uct_md_config_t *md_config;
-    uct_iface_config_t *config;
-    uct_iface_params_t params;
     uct_ep_params_t ep_params;
-    char md_name[64];
     ucs_status_t status;
+    const char *failed;
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &side->async);
-    if (status == UCS_OK) {
-        status = uct_worker_create(side->async, UCS_THREAD_MODE_SINGLE,
-                                   &side->worker);
+    failed = bench_iface_open(&side->i, b->component, side->dev, tl, &status);
+    if (failed != NULL) {
+        return fail(failed, status);
     }
-    if (status != UCS_OK) {
-        return fail("creating a worker", status);
-    }
-
-    snprintf(md_name, sizeof(md_name), "%.*s",
-             (int)strcspn(side->dev, ":"), side->dev);
-    status = uct_md_config_read(b->component, NULL, NULL, &md_config);
-    if (status == UCS_OK) {
-        status = uct_md_open(b->component, md_name, md_config, &side->md);
-        uct_config_release(md_config);
-    }
-    if (status != UCS_OK) {
-        return fail(md_name, status);
-    }
-
-    status = uct_md_iface_config_read(side->md, tl, NULL, NULL, &config);
-    if (status != UCS_OK) {
-        return fail(tl, status);
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = tl;
-    params.mode.device.dev_name = side->dev;
-    status = uct_iface_open(side->md, side->worker, &params, config,
-                            &side->iface);
-    uct_config_release(config);
-    if (status != UCS_OK) {
-        return fail(side->dev, status);
-    }
-    status = uct_iface_set_am_handler(side->iface, AM_ID, am_received, side,
+    status = uct_iface_set_am_handler(side->i.iface, AM_ID, am_received, side,
                                       0);
     if (status != UCS_OK) {
         return fail("setting the am handler", status);
     }
-    uct_iface_progress_enable(side->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-
-    status = uct_iface_query(side->iface, &side->attr);
-    if (status != UCS_OK) {
-        return fail("querying the interface", status);
-    }
-    side->dev_addr = malloc(side->attr.device_addr_len);
-    side->ep_addr  = malloc(side->attr.ep_addr_len);
-    if ((side->dev_addr == NULL) || (side->ep_addr == NULL)) {
-        return fail("addresses", UCS_ERR_NO_MEMORY);
-    }
-    status = uct_iface_get_device_address(side->iface, side->dev_addr);
-    if (status != UCS_OK) {
-        return fail("device address", status);
+    side->ep_addr = malloc(side->i.attr.ep_addr_len);
+    if (side->ep_addr == NULL) {
+        return fail("the endpoint address", UCS_ERR_NO_MEMORY);
     }
 
     memset(&ep_params, 0, sizeof(ep_params));
     ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-    ep_params.iface      = side->iface;
+    ep_params.iface      = side->i.iface;
     status = uct_ep_create(&ep_params, &side->ep);
     if (status == UCS_OK) {
         status = uct_ep_get_address(side->ep, side->ep_addr);
@@ -364,9 +290,9 @@ static int connect_sides(bench_t *b)
 {
     ucs_status_t status;
 
-    status = uct_ep_connect_to_ep(b->a.ep, b->b.dev_addr, b->b.ep_addr);
+    status = uct_ep_connect_to_ep(b->a.ep, b->b.i.dev_addr, b->b.ep_addr);
     if (status == UCS_OK) {
-        status = uct_ep_connect_to_ep(b->b.ep, b->a.dev_addr, b->a.ep_addr);
+        status = uct_ep_connect_to_ep(b->b.ep, b->a.i.dev_addr, b->a.ep_addr);
     }
     return (status == UCS_OK) ? 0 : fail("connecting the endpoints", status);
 }
@@ -380,11 +306,11 @@ static int register_target(bench_t *b)
     if (b->target == NULL) {
         return fail("put target", UCS_ERR_NO_MEMORY);
     }
-    status = uct_md_query(b->b.md, &md_attr);
+    status = uct_md_query(b->b.i.md, &md_attr);
     if (status != UCS_OK) {
         return fail("querying the memory domain", status);
     }
-    status = uct_md_mem_reg(b->b.md, b->target, TARGET_SIZE,
+    status = uct_md_mem_reg(b->b.i.md, b->target, TARGET_SIZE,
                             UCT_MD_MEM_ACCESS_ALL, &b->memh);
     if (status != UCS_OK) {
         b->memh = NULL;
@@ -394,7 +320,7 @@ static int register_target(bench_t *b)
     if (b->rkey_buffer == NULL) {
         return fail("remote key", UCS_ERR_NO_MEMORY);
     }
-    status = uct_md_mkey_pack(b->b.md, b->memh, b->rkey_buffer);
+    status = uct_md_mkey_pack(b->b.i.md, b->memh, b->rkey_buffer);
     if (status == UCS_OK) {
         status = uct_rkey_unpack(b->component, b->rkey_buffer, &b->rkey);
     }
@@ -411,19 +337,7 @@ static void close_side(side_t *side)
         uct_ep_destroy(side->ep);
     }
     free(side->ep_addr);
-    free(side->dev_addr);
-    if (side->iface != NULL) {
-        uct_iface_close(side->iface);
-    }
-    if (side->md != NULL) {
-        uct_md_close(side->md);
-    }
-    if (side->worker != NULL) {
-        uct_worker_destroy(side->worker);
-    }
-    if (side->async != NULL) {
-        ucs_async_context_destroy(side->async);
-    }
+    bench_iface_close(&side->i);
 }
 
 static void cleanup(bench_t *b)
@@ -433,7 +347,7 @@ static void cleanup(bench_t *b)
     }
     free(b->rkey_buffer);
     if (b->memh != NULL) {
-        uct_md_mem_dereg(b->b.md, b->memh);
+        uct_md_mem_dereg(b->b.i.md, b->memh);
     }
     free(b->target);
     close_side(&b->a);
@@ -442,7 +356,7 @@ static void cleanup(bench_t *b)
 
 static int setup(bench_t *b, test_t test, const char *tl)
 {
-    b->component = find_ib_component();
+    b->component = bench_find_ib_component();
     if (b->component == NULL) {
         return fail("no \"ib\" component", UCS_ERR_NO_DEVICE);
     }
