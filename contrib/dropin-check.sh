@@ -28,9 +28,12 @@
 #             index 3 (RoCEv2)
 #   perftest  UCX 1.13.1's ucx_perftest between two processes: -t am_lat
 #             on ud_verbs and ud_mlx5, RoCEv2 (mlx5_0:1) and InfiniBand
-#             (mlx5_2:1), and -t am_lat, put_bw and get (8 bytes) on
-#             rc_mlx5 over RoCEv2 with DevX: both sides finish with a
-#             "Final:" line of all iterations
+#             (mlx5_2:1), and -t am_lat, put_bw, get (8 and 64 bytes)
+#             and fadd on rc_mlx5 over RoCEv2 with DevX: both sides
+#             finish with a "Final:" line of all iterations
+#   scatter   UCX 1.13.1's rc_mlx5 with scatter to CQE (its default) and
+#             without: contrib/scatter-check/uct_scatter_check.c checks the
+#             data of gets, atomics and active messages byte by byte
 #   ucp       UCX 1.13.1's UCP (ucx_perftest -t tag_lat) between two
 #             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup
 #   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
@@ -349,6 +352,40 @@ else
     perftest rc_mlx5 mlx5_0:1 am_lat -s 8
     perftest rc_mlx5 mlx5_0:1 put_bw -s 8
     perftest rc_mlx5 mlx5_0:1 get -s 8 -D bcopy
+    # read responses and atomic results in the 128-byte CQE (scatter to
+    # CQE: up to 32 bytes in the CQE, 33..64 in the 64 bytes before it)
+    perftest rc_mlx5 mlx5_0:1 get -s 64 -D bcopy
+    perftest rc_mlx5 mlx5_0:1 fadd
+fi
+
+# --- scatter to CQE: UCX 1.13.1's rc_mlx5 QPs ask for it (cs_req 0x22,
+# cs_res 2, 128-byte CQEs); contrib/scatter-check/uct_scatter_check.c checks
+# the data of get_bcopy (1..80 bytes), get_zcopy, fetch-add, compare-swap
+# and active messages byte by byte, with scatter to CQE and without it
+# (UCX_IB_TX_INLINE_RESP=0, UCX_IB_RX_INLINE=0)
+scatter_check() {
+    local what=$1 log=$work/scatter-$2.txt
+    shift 2
+
+    if env "$@" LD_PRELOAD="$preload" timeout "$limit" "$work/uct_scatter_check" \
+            -d mlx5_0:1 -x rc_mlx5 >"$log" 2>&1 &&
+       grep -q '^checked [0-9]* operations' "$log"; then
+        ok "scatter: $what: $(paste -sd ' ' "$log")"
+    else
+        fail "scatter: $what"; show "$log"
+    fi
+}
+if [ ! -f /usr/include/uct/api/uct.h ] || ! command -v cc >/dev/null; then
+    skip "scatter: Debian's libucx-dev (UCX 1.13.1 headers) or cc not installed"
+elif ! cc -std=c11 -O2 -Wall -Werror -pedantic \
+        "$top/contrib/scatter-check/uct_scatter_check.c" \
+        -o "$work/uct_scatter_check" -luct -lucs >"$work/scatter-cc.txt" 2>&1; then
+    fail "scatter: uct_scatter_check.c does not build against UCX 1.13.1"
+    show "$work/scatter-cc.txt"
+else
+    scatter_check "rc_mlx5 with scatter to CQE" cqe
+    scatter_check "rc_mlx5 without scatter to CQE" mem \
+        UCX_IB_TX_INLINE_RESP=0 UCX_IB_RX_INLINE=0
 fi
 
 # --- ucp: UCX 1.13.1's UCP over the emulated NIC (UCX_TLS=rc_x: rc_mlx5,

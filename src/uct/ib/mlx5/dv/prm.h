@@ -330,6 +330,17 @@ enum {
     UCT_MLX5_QP_OPTPAR_LAG_TX_AFF = UCS_BIT(15)
 };
 
+/* qpc.cs_req and qpc.cs_res: read and atomic responses (requester) and
+ * received SENDs (responder) up to this size are written into the CQE */
+enum {
+    UCT_MLX5_QPC_CS_REQ_DISABLE     = 0x00,
+    UCT_MLX5_QPC_CS_REQ_UP_TO_32B   = 0x11,
+    UCT_MLX5_QPC_CS_REQ_UP_TO_64B   = 0x22,
+    UCT_MLX5_QPC_CS_RES_DISABLE     = 0x0,
+    UCT_MLX5_QPC_CS_RES_UP_TO_32B   = 0x1,
+    UCT_MLX5_QPC_CS_RES_UP_TO_64B   = 0x2
+};
+
 /* qpc.atomic_mode: the largest atomic the responder executes */
 enum {
     UCT_MLX5_ATOMIC_MODE_IB_SPEC  = 0x0,

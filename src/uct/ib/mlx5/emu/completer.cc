@@ -6,6 +6,17 @@
  * overwritten, the CQ is in error from then on (reported once, as a CQ
  * error asynchronous event of its context) and the QP that completed moves
  * to ERR, as firmware does with overrun checking on.
+ *
+ * Scatter to CQE (qpc.cs_req, qpc.cs_res of a DevX RC QP): the data of a
+ * read or atomic response of a signaled WQE, or of a received SEND, that
+ * fits is written into the CQE instead of memory. Up to 32 bytes go into
+ * the first 32 bytes of the 64-byte CQE (op_own MLX5_INLINE_SCATTER_32),
+ * 33 to 64 bytes into the 64 bytes before it, the first half of a 128-byte
+ * CQE (MLX5_INLINE_SCATTER_64); this is where UCX's rc_mlx5 and
+ * rdma-core's receive path read them. The "64 bytes" settings (cs_req
+ * 0x22, cs_res 2) need 128-byte CQEs, which the kernel asks for only then;
+ * with 64-byte CQEs they scatter up to 32 bytes (a choice of the model:
+ * nothing lands outside the CQE).
  */
 #include "engine.h"
 
@@ -47,8 +58,44 @@ union cqe_body {
 static_assert(sizeof(struct mlx5_cqe64) == CQE_SIZE, "a 64-byte CQE");
 static_assert(sizeof(struct mlx5_err_cqe) == CQE_SIZE, "a 64-byte error CQE");
 
+constexpr uint32_t SCATTER_32 = 32; /* inside the 64-byte CQE */
+
+/* What a "32" or "64" setting scatters with CQEs of c's size */
+uint32_t scatter_max(uint32_t setting, const cq *c)
+{
+    if (c == nullptr) {
+        return 0;
+    }
+    return (c->cqe_size >= CQE_SIZE + CQE_SCATTER_MAX) ? setting :
+           std::min(setting, SCATTER_32);
+}
+
 } // namespace
 
+
+uint32_t cqe_scatter_max_req(const qp *q)
+{
+    switch (q->cs_req) {
+    case UCT_MLX5_QPC_CS_REQ_UP_TO_32B:
+        return scatter_max(SCATTER_32, q->send_cq);
+    case UCT_MLX5_QPC_CS_REQ_UP_TO_64B:
+        return scatter_max(CQE_SCATTER_MAX, q->send_cq);
+    default:
+        return 0;
+    }
+}
+
+uint32_t cqe_scatter_max_res(const qp *q)
+{
+    switch (q->cs_res) {
+    case UCT_MLX5_QPC_CS_RES_UP_TO_32B:
+        return scatter_max(SCATTER_32, q->recv_cq);
+    case UCT_MLX5_QPC_CS_RES_UP_TO_64B:
+        return scatter_max(CQE_SCATTER_MAX, q->recv_cq);
+    default:
+        return 0;
+    }
+}
 
 uint8_t vendor_syndrome(uint8_t syndrome)
 {
@@ -70,6 +117,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
 {
     uint8_t *slot;
     uint8_t owner;
+    uint8_t format = 0;
 
     if (c->exec.in_error || !cq_has_room(c)) {
         if (!c->exec.in_error) {
@@ -115,11 +163,26 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
             e->flags_rqpn = htobe32(d.flags_rqpn);
             e->slid       = htobe16(d.slid);
         }
+
+        /* the callers checked that the data fits this CQ's CQEs */
+        if ((d.scatter_len > 0) && (d.scatter_len <= SCATTER_32)) {
+            memcpy(body.raw, d.scatter, d.scatter_len);
+            format = MLX5_INLINE_SCATTER_32;
+        } else if (d.scatter_len > 0) {
+            uint8_t *before = slot - CQE_SCATTER_MAX;
+
+            ucs_assert((c->cqe_size >= CQE_SIZE + CQE_SCATTER_MAX) &&
+                       (d.scatter_len <= CQE_SCATTER_MAX));
+            memcpy(before, d.scatter, d.scatter_len);
+            memset(before + d.scatter_len, 0,
+                   CQE_SCATTER_MAX - d.scatter_len);
+            format = MLX5_INLINE_SCATTER_64;
+        }
     }
     memcpy(slot, body.raw, CQE_SIZE - 1);
 
     dma_store_u8(slot + CQE_SIZE - 1,
-                 static_cast<uint8_t>((d.opcode << 4) | owner));
+                 static_cast<uint8_t>((d.opcode << 4) | format | owner));
     ++c->exec.pi;
     cq_event_check(s, c, d.solicited || (d.syndrome != 0));
     return true;

@@ -414,6 +414,7 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     const uint32_t *qpc;
     uint8_t rq_type, no_sq, log_sq_size, log_rq_size, log_rq_stride;
     uint64_t wq_umem_offset, dbr_addr, wq_bytes;
+    unsigned cs_req, cs_res;
     cq *send_cq = nullptr, *recv_cq = nullptr;
     umem *wq_umem, *dbr_umem;
     srq *sq = nullptr;
@@ -477,6 +478,19 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
         }
     }
 
+    cs_req = get<prm::qpc::cs_req>(qpc);
+    if ((cs_req != UCT_MLX5_QPC_CS_REQ_DISABLE) &&
+        (cs_req != UCT_MLX5_QPC_CS_REQ_UP_TO_32B) &&
+        (cs_req != UCT_MLX5_QPC_CS_REQ_UP_TO_64B)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_CS_REQ);
+    }
+    cs_res = get<prm::qpc::cs_res>(qpc);
+    if ((cs_res != UCT_MLX5_QPC_CS_RES_DISABLE) &&
+        (cs_res != UCT_MLX5_QPC_CS_RES_UP_TO_32B) &&
+        (cs_res != UCT_MLX5_QPC_CS_RES_UP_TO_64B)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_CS_RES);
+    }
+
     uar = lookup(dev->uar_pages, get<prm::qpc::uar_page>(qpc), ctx);
     if (uar == nullptr) {
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_UAR_PAGE);
@@ -527,6 +541,8 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     q->log_rq_stride  = (rq_type == RQ_TYPE_REGULAR) ? log_rq_stride : 0;
     q->rq_type        = rq_type;
     q->user_index     = get<prm::qpc::user_index>(qpc);
+    q->cs_req         = static_cast<uint8_t>(cs_req);
+    q->cs_res         = static_cast<uint8_t>(cs_res);
     q->wq_umem        = wq_umem;
     q->wq_umem_offset = wq_umem_offset;
     q->dbr_umem       = dbr_umem;
@@ -651,6 +667,8 @@ fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out)
     set<prm::qpc::counter_set_id>(qpc, q->counter_set_id);
     set<prm::qpc::uar_page>(qpc, (q->uar != nullptr) ? q->uar->page_id : 0);
     set<prm::qpc::user_index>(qpc, q->user_index);
+    set<prm::qpc::cs_req>(qpc, q->cs_req);
+    set<prm::qpc::cs_res>(qpc, q->cs_res);
     set<prm::qpc::remote_qpn>(qpc, q->remote_qpn);
     ads_encode(q->path, qpc);
     set<prm::qpc::log_sra_max>(qpc, q->log_sra_max);

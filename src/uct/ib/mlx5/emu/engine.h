@@ -206,7 +206,19 @@ struct cqe_desc {
     bool     ud;            /* a UD receive: the fields below are written */
     uint32_t flags_rqpn;    /* GRH bits, sl, source QPN */
     uint16_t slid;
+    /* Scatter to CQE: the data written into the CQE instead of memory, up
+     * to 32 bytes in the 64-byte CQE itself (MLX5_INLINE_SCATTER_32), up
+     * to 64 in the 64 bytes before it, the first half of a 128-byte CQE
+     * (MLX5_INLINE_SCATTER_64) */
+    const uint8_t *scatter;
+    uint32_t      scatter_len;
 };
+
+/* Scatter to CQE: the largest read or atomic response (requester, cs_req)
+ * or received SEND (responder, cs_res) q writes into its CQE instead of
+ * memory; 0 when off */
+uint32_t cqe_scatter_max_req(const qp *q);
+uint32_t cqe_scatter_max_res(const qp *q);
 
 /* Write a CQE; false on an overrun (nothing written, CQ in error) */
 bool cqe_write(emu_state &s, cq *c, const cqe_desc &d);

@@ -19,6 +19,9 @@ namespace uct_ib_emu {
 
 struct opcode_info;
 
+/* The most a CQE holds of a message (scatter to CQE, 128-byte CQEs) */
+constexpr uint32_t CQE_SCATTER_MAX = 64;
+
 /* A scatter/gather entry as a data segment carries it, in host order */
 struct sge {
     uint32_t lkey;
@@ -59,6 +62,9 @@ struct send_wqe {
     /* Sent to another host of the fabric, answered asynchronously */
     uint32_t             npkts      = 1;
     uint32_t             resp_got   = 0; /* response bytes received */
+
+    /* A response written into the CQE (scatter to CQE), not to sges */
+    uint8_t              cqe_data[CQE_SCATTER_MAX] = {};
 
     /* Back to a fresh entry, keeping the buffers' capacity */
     void reset()
@@ -168,6 +174,8 @@ struct rq_exec {
     uint16_t         wqe_index = 0;
     std::vector<sge> sges;
     uint32_t         offset    = 0;
+    uint32_t         cqe_len   = 0;     /* scattered to the CQE: bytes */
+    uint8_t          cqe_data[CQE_SCATTER_MAX] = {};
 
     /* The last atomic executed, replayed to a duplicate of its request */
     uint32_t         atomic_psn = UINT32_MAX;

@@ -502,6 +502,8 @@ struct qp : object {
     uint8_t          pm_state      = 0;
     uint8_t          counter_set_id = 0;
     uint32_t         user_index    = 0;
+    uint8_t          cs_req        = 0; /* scatter to CQE, PRM encodings */
+    uint8_t          cs_res        = 0;
     uint32_t         next_send_psn = 0;
     uint32_t         next_rcv_psn  = 0;
     uct_ib_emu_ads_t path          = {};

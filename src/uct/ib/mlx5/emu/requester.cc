@@ -17,6 +17,13 @@
  *    control segment does not match its QP and index, with a local QP
  *    operation error.
  *
+ * The response of a read or atomic goes to the WQE's scatter list or, with
+ * scatter to CQE (qpc.cs_req) and when the WQE is signaled and the response
+ * fits, into its CQE only (completer.cc); an unsignaled WQE writes no CQE,
+ * so its response goes to memory. The scatter list is checked either way.
+ * A standard atomic's original value is big endian in the CQE, host order
+ * in memory.
+ *
  * A WQE completes with a CQE only if it asked for one (CQ_UPDATE), or with
  * an error; after an error the QP is in ERR and every WQE still posted, and
  * any posted later, completes with WR_FLUSH_ERR.
@@ -257,6 +264,14 @@ bool signaled(const send_wqe &w)
     return w.fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE;
 }
 
+/* The response of w goes into its CQE (scatter to CQE) */
+bool response_to_cqe(const qp *q, const send_wqe &w)
+{
+    return (w.info != nullptr) && (w.info->flags & OP_RESPONSE) &&
+           signaled(w) && (w.length > 0) &&
+           (w.length <= cqe_scatter_max_req(q));
+}
+
 void complete(emu_state &s, qp *q, const send_wqe &w, uint8_t syndrome)
 {
     cqe_desc d = {};
@@ -275,6 +290,10 @@ void complete(emu_state &s, qp *q, const send_wqe &w, uint8_t syndrome)
         d.vendor_syndrome = vendor_syndrome(syndrome);
     } else {
         d.opcode          = MLX5_CQE_REQ;
+        if (response_to_cqe(q, w)) {
+            d.scatter     = w.cqe_data;
+            d.scatter_len = w.length;
+        }
     }
 
     if ((q->send_cq == nullptr) || !cqe_write(s, q->send_cq, d)) {
@@ -352,6 +371,28 @@ void scatter_response(const qp *q, const send_wqe &w, size_t offset,
         if (len == 0) {
             return;
         }
+    }
+}
+
+/* len bytes of w's response, at offset of the message: into its CQE or
+ * its local buffers */
+void take_response(const qp *q, send_wqe &w, size_t offset,
+                   const uint8_t *src, size_t len)
+{
+    if (!response_to_cqe(q, w)) {
+        scatter_response(q, w, offset, src, len);
+    } else if ((w.info->flags & OP_ATOMIC_OP) && !(w.info->flags & OP_MASKED)) {
+        /* memory gets a standard atomic's original value in host order
+         * (the 8-byte endianness mode); the CQE gets it as the wire
+         * carries it, big endian (UCX's rc_mlx5 swaps it back) */
+        uint64_t v = 0;
+
+        memcpy(&v, src, sizeof(v));
+        v = htobe64(v);
+        memcpy(w.cqe_data, &v, sizeof(v));
+    } else if (offset < w.length) {
+        memcpy(w.cqe_data + offset, src,
+               std::min<size_t>(len, w.length - offset));
     }
 }
 
@@ -587,7 +628,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
 
     q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
     if (flags & OP_RESPONSE) {
-        scatter_response(q, w, 0, resp.data.data(), resp.data.size());
+        take_response(q, w, 0, resp.data.data(), resp.data.size());
     }
 
     complete(s, q, w, 0);
@@ -804,7 +845,7 @@ void requester_response(emu_state &s, qp *q, const wire::resp_hdr &h,
                 if (h.offset != w.resp_got) {
                     return; /* a lost piece: w times out */
                 }
-                scatter_response(q, w, h.offset, data, h.data_len);
+                take_response(q, w, h.offset, data, h.data_len);
                 w.resp_got += h.data_len;
                 if (w.resp_got < h.total) {
                     return;

@@ -13,6 +13,12 @@
  * to ERR (class C of the IB specification), and the receive in progress, if
  * any, completes with the error.
  *
+ * With scatter to CQE (qpc.cs_res), a SEND whose whole message fits (one
+ * packet: at most 64 bytes) goes into the receive CQE instead of the
+ * receive buffer, whichever queue (RQ, SRQ, RMP) the WQE came from; the
+ * WQE is consumed and its buffer must still be large enough, but memory
+ * is not touched.
+ *
  * PSNs: a request at the expected PSN executes; one behind it is a
  * retransmission whose response was lost (acknowledged again without
  * executing, an atomic's result replayed, a read read again); one ahead of
@@ -126,6 +132,22 @@ uint8_t scatter(qp *dst, const request_pkt &req)
     uint32_t left      = req.payload_len;
     uint32_t skip      = dst->rq_x.offset;
 
+    if (req.first && req.last && (req.msg_len > 0) &&
+        (req.msg_len <= cqe_scatter_max_res(dst))) {
+        uint64_t room = 0;
+
+        for (const sge &e : dst->rq_x.sges) {
+            room += e.length;
+        }
+        if (room < req.payload_len) {
+            return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+        }
+        memcpy(dst->rq_x.cqe_data, src, left);
+        dst->rq_x.cqe_len = left;
+        dst->rq_x.offset += left;
+        return 0;
+    }
+
     for (const sge &e : dst->rq_x.sges) {
         frag_list frags;
         uint32_t take;
@@ -182,8 +204,13 @@ void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
     } else {
         d.opcode = MLX5_CQE_RESP_SEND;
     }
+    if ((syndrome == 0) && (dst->rq_x.cqe_len > 0)) {
+        d.scatter     = dst->rq_x.cqe_data;
+        d.scatter_len = dst->rq_x.cqe_len;
+    }
 
     dst->rq_x.in_send = false;
+    dst->rq_x.cqe_len = 0;
     dst->rq_x.sges.clear();
     if (dst->recv_cq != nullptr) {
         if (!cqe_write(s, dst->recv_cq, d)) {
@@ -268,6 +295,7 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
         }
         dst->rq_x.in_send = true;
         dst->rq_x.offset  = 0;
+        dst->rq_x.cqe_len = 0;
     }
 
     if (flags & OP_WRITE) {

@@ -86,6 +86,10 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "no more QPs: cmd_hca_cap.log_max_qp reached") \
     _(CREATE_QP_LOG_QUEUE_SIZE, BAD_PARAM,      0x500012, \
       "qpc.log_sq_size or log_rq_size above cmd_hca_cap.log_max_qp_sz") \
+    _(CREATE_QP_BAD_CS_REQ,     BAD_PARAM,      0x500013, \
+      "qpc.cs_req not 0 (off), 0x11 (up to 32 bytes) or 0x22 (up to 64)") \
+    _(CREATE_QP_BAD_CS_RES,     BAD_PARAM,      0x500014, \
+      "qpc.cs_res not 0 (off), 1 (up to 32 bytes) or 2 (up to 64)") \
     /* QP state transitions: the QP is not in the state the command needs */ \
     _(RST2INIT_BAD_STATE,       BAD_RES_STATE,  0x502001, \
       "RST2INIT_QP on a QP that is not in RST") \

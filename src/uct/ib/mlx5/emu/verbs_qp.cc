@@ -5,6 +5,11 @@
  *
  * On RoCE the kernel resolves the destination MAC when the QP moves to RTR,
  * from its neighbour table at that moment.
+ *
+ * Scatter to CQE stays off on verbs QPs (qpc.cs_req and cs_res 0), as with
+ * rdma-core's MLX5_SCATTER_TO_CQE=0: their data always lands in the posted
+ * buffers, so the provider's poll_cq never copies out of a CQE. Only DevX
+ * QPs, whose creator writes the QPC, turn it on (completer.cc).
  */
 #include "member.h"
 #include "model.h"

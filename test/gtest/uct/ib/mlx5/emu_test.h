@@ -95,6 +95,8 @@ constexpr field cqn_rcv         {1256, 24};
 constexpr field dbr_addr        {1280, 64};
 constexpr field rq_type         {1381,  3};
 constexpr field srqn            {1384, 24};
+constexpr field cs_req          {1584,  8};
+constexpr field cs_res          {1592,  8};
 constexpr field dbr_umem_valid  {1667,  1};
 constexpr field dbr_umem_id     {1824, 32};
 } // namespace qpc

@@ -442,6 +442,12 @@ TEST_F(test_emu_devx, create_qp_rejections)
         {"dbr past the umem end",
          [](prm_buf &in) { in.set(QPC + qpc::dbr_addr, 64); },
          BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_DBR_ADDR},
+        {"cs_req 0x33", [](prm_buf &in) { in.set(QPC + qpc::cs_req, 0x33); },
+         BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_BAD_CS_REQ},
+        {"cs_req 0x02", [](prm_buf &in) { in.set(QPC + qpc::cs_req, 0x02); },
+         BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_BAD_CS_REQ},
+        {"cs_res 0x11", [](prm_buf &in) { in.set(QPC + qpc::cs_res, 0x11); },
+         BAD_PARAM, UCT_IB_EMU_SYND_CREATE_QP_BAD_CS_RES},
         {"op_mod", [](prm_buf &in) { in.set(op_mod, 1); },
          BAD_PARAM, UCT_IB_EMU_SYND_CMD_BAD_OP_MOD}
     };

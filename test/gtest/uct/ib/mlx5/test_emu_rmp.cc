@@ -385,6 +385,60 @@ TEST_F(test_emu_rmp, scatter_entries_up_to_the_stride)
     EXPECT_EQ(0, memcmp(&dst[32], &src[16], 32));
 }
 
+/* Scatter to CQE (cs_res 1: up to 32 bytes, 64-byte CQEs) applies to a
+ * receive from an RMP: the WQE is consumed, the CQE holds the data, the
+ * buffer is not written; a longer message goes to the buffer */
+TEST_F(test_emu_rmp, scatter_to_cqe)
+{
+    create(m_a, m_ctx0);
+    env_init(m_b.env, m_ctx1);
+    make_rmp(m_rmp, m_b.env);
+    m_b.cq     = dv_cq(m_b.env.cq);
+    prm_buf in = create_qp_cmd(m_b.env);
+    in.set(prm::QPC + prm::qpc::rq_type, 1);
+    in.set(prm::QPC + prm::qpc::srqn, m_rmp.rmpn);
+    in.set(prm::QPC + prm::qpc::log_rq_size, 0);
+    in.set(prm::QPC + prm::qpc::log_rq_stride, 0);
+    in.set(prm::QPC + prm::qpc::cs_res, 1);
+    m_b.qp = create_qp(m_b.env, in);
+    ASSERT_NE(nullptr, m_b.qp.obj);
+    m_qps.push_back(&m_b);
+    connect(m_a, m_b, MAC_MLX5_1, qp_params());
+    connect(m_b, m_a, MAC_MLX5_0, qp_params());
+
+    uint8_t bufs[2][64];
+    uint8_t big[40];
+    memset(bufs, 0xee, sizeof(bufs));
+    for (size_t i = 0; i < sizeof(big); ++i) {
+        big[i] = static_cast<uint8_t>(i + 1);
+    }
+    struct ibv_mr *mr = reg(m_b, bufs, sizeof(bufs));
+
+    post_cyclic(m_rmp, bufs[0], sizeof(bufs[0]), mr->lkey);
+    post_cyclic(m_rmp, bufs[1], sizeof(bufs[1]), mr->lkey);
+    send_u64(0x0123456789abcdefull);
+    auto wqe = ctrl(m_a, MLX5_OPCODE_SEND);
+    inline_data(wqe, big, sizeof(big));
+    post(m_a, wqe);
+    uct_ib_emu_engine_run();
+
+    std::vector<polled_cqe> cqes = poll_all(m_b);
+    ASSERT_EQ(2u, cqes.size()) << counters_str();
+    uint8_t op_own = cqes[0].raw[63];
+    uint64_t v;
+    EXPECT_EQ(MLX5_CQE_RESP_SEND, cqes[0].opcode);
+    EXPECT_EQ(MLX5_INLINE_SCATTER_32, op_own & 0x0c);
+    EXPECT_EQ(0u, cqes[0].wqe_counter);
+    EXPECT_EQ(8u, cqes[0].byte_cnt);
+    memcpy(&v, cqes[0].raw, sizeof(v));
+    EXPECT_EQ(0x0123456789abcdefull, v);
+    EXPECT_EQ(0xee, bufs[0][0]) << "scattered to the CQE and to memory";
+
+    EXPECT_EQ(0, cqes[1].raw[63] & 0x0c);
+    EXPECT_EQ(1u, cqes[1].wqe_counter);
+    EXPECT_EQ(0, memcmp(bufs[1], big, sizeof(big)));
+}
+
 TEST_F(test_emu_rmp, linked_list_follows_links)
 {
     rmp_pair(rmp_prm::LINKED_LIST, 3);
