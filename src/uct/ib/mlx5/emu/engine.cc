@@ -88,14 +88,39 @@ void spin_once(const emu_state &s)
     }
 }
 
-/* An idle yield that took this long means a program on this core polls in
- * a tight loop without ever entering the model (UCX's rc_mlx5 through the
- * drop-in front-end polls its CQ in memory): each yield then gives it a whole
- * time slice. The engine naps instead, for NAP_HOLD: a thread woken by its
- * timer preempts the spinning one, since it asks for a short slice */
-constexpr auto SLOW_YIELD     = std::chrono::microseconds(200);
-constexpr auto NAP            = std::chrono::microseconds(10);
-constexpr auto NAP_HOLD       = std::chrono::seconds(1);
+/* Idle yields that lose more than LOST_MAX of a YIELD_WINDOW mean a
+ * program on this core polls in a tight loop without ever entering the
+ * model (UCX's rc_mlx5 through the drop-in front-end polls its CQ in
+ * memory): such a yield gives it a whole time slice. The engine naps
+ * instead, for NAP_HOLD: a thread woken by its timer preempts the spinning
+ * one, since it asks for a short slice. Yielding still serves a program
+ * that yields too (our own tools) best, and a busy machine costs a slow
+ * yield now and then */
+constexpr auto     SLOW_YIELD   = std::chrono::microseconds(200);
+constexpr auto     YIELD_WINDOW = std::chrono::milliseconds(20);
+constexpr auto     LOST_MAX     = std::chrono::milliseconds(4);
+constexpr auto     NAP          = std::chrono::microseconds(10);
+constexpr auto     NAP_HOLD    = std::chrono::seconds(1);
+
+/* Account an idle yield that took @a took, starting at @a now: nap from
+ * now on if the yields of the current window lost too much */
+void yield_lost(steady::duration took, steady::time_point now,
+                steady::time_point *window_start, steady::duration *lost,
+                steady::time_point *nap_until)
+{
+    if (now - *window_start > YIELD_WINDOW) {
+        *window_start = now;
+        *lost         = steady::duration(0);
+    }
+    if (took > SLOW_YIELD) {
+        *lost += took;
+    }
+    if (*lost > LOST_MAX) {
+        *nap_until = now + NAP_HOLD;
+        *lost      = steady::duration(0);
+    }
+}
+
 /* Sleep for a while, or until a packet from another host arrives */
 void idle_wait(emu_state &s, std::chrono::microseconds sleep)
 {
@@ -166,6 +191,8 @@ private:
          * the library from running, so it goes to sleep at once there */
         const unsigned spins = running_on_valgrind() ? 0 : IDLE_SPINS;
         steady::time_point nap_until, before;
+        steady::time_point window_start;
+        steady::duration lost{0}; /* in slow yields since window_start */
         bool did;
 
         engine_thread_tune();
@@ -184,9 +211,8 @@ private:
                     idle_wait(s, NAP);
                 } else {
                     spin_once(s);
-                    if (steady::now() - before > SLOW_YIELD) {
-                        nap_until = before + NAP_HOLD;
-                    }
+                    yield_lost(steady::now() - before, before, &window_start,
+                               &lost, &nap_until);
                 }
             } else {
                 idle_wait(s, sleep);
