@@ -40,7 +40,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "bench_iface.h"
+#include "../common/bench_iface.h"
 
 #include <valgrind/callgrind.h>
 

@@ -19,8 +19,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <uct/api/uct.h>
-#include <ucs/type/status.h>
+#include "../common/bench_iface.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,13 +32,8 @@
 #define MAX_POLLS  10000000ul
 
 typedef struct {
-    ucs_async_context_t *async;
     uct_component_h     component;
-    uct_worker_h        worker;
-    uct_md_h            md;
-    uct_iface_h         iface;
-    uct_iface_attr_t    attr;
-    uct_device_addr_t   *dev_addr;
+    bench_iface_t       i;
     uct_ep_h            ep_a, ep_b;
     uct_mem_h           memh;
     uct_rkey_bundle_t   rkey;
@@ -96,33 +90,12 @@ static int wait_for(check_t *c, waiter_t *w, ucs_status_t status,
         return fail(what, status);
     }
     for (i = 0; !w->done && (i < MAX_POLLS); ++i) {
-        uct_worker_progress(c->worker);
+        uct_worker_progress(c->i.worker);
     }
     if (!w->done) {
         return fail(what, UCS_ERR_TIMED_OUT);
     }
     return (w->comp.status == UCS_OK) ? 0 : fail(what, w->comp.status);
-}
-
-static uct_component_h find_ib_component(void)
-{
-    uct_component_h *components, found = NULL;
-    uct_component_attr_t attr;
-    unsigned num, i;
-
-    if (uct_query_components(&components, &num) != UCS_OK) {
-        return NULL;
-    }
-    for (i = 0; i < num; ++i) {
-        memset(&attr, 0, sizeof(attr));
-        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
-            !strcmp(attr.name, "ib")) {
-            found = components[i];
-        }
-    }
-    uct_release_component_list(components);
-    return found;
 }
 
 static ucs_status_t am_handler(void *arg, void *data, size_t length,
@@ -139,80 +112,31 @@ static ucs_status_t am_handler(void *arg, void *data, size_t length,
 
 static int open_iface(check_t *c, const char *dev, const char *tl)
 {
-    uct_md_config_t *md_config;
-    uct_iface_config_t *config;
-    uct_iface_params_t params;
-    char md_name[64];
     ucs_status_t status;
+    const char *failed;
 
-    c->component = find_ib_component();
+    c->component = bench_find_ib_component();
     if (c->component == NULL) {
         return fail("no \"ib\" component", UCS_ERR_NO_DEVICE);
     }
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                      &c->async);
-    if (status == UCS_OK) {
-        status = uct_worker_create(c->async, UCS_THREAD_MODE_SINGLE,
-                                   &c->worker);
+    failed = bench_iface_open(&c->i, c->component, dev, tl, &status);
+    if (failed != NULL) {
+        return fail(failed, status);
     }
-    if (status != UCS_OK) {
-        return fail("creating the worker", status);
-    }
-
-    snprintf(md_name, sizeof(md_name), "%.*s", (int)strcspn(dev, ":"), dev);
-    status = uct_md_config_read(c->component, NULL, NULL, &md_config);
-    if (status == UCS_OK) {
-        status = uct_md_open(c->component, md_name, md_config, &c->md);
-        uct_config_release(md_config);
-    }
-    if (status != UCS_OK) {
-        return fail(md_name, status);
-    }
-
-    status = uct_md_iface_config_read(c->md, tl, NULL, NULL, &config);
-    if (status != UCS_OK) {
-        return fail(tl, status);
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = tl;
-    params.mode.device.dev_name = dev;
-    status = uct_iface_open(c->md, c->worker, &params, config, &c->iface);
-    uct_config_release(config);
-    if (status != UCS_OK) {
-        return fail(dev, status);
-    }
-    uct_iface_progress_enable(c->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    status = uct_iface_set_am_handler(c->iface, AM_ID, am_handler, c, 0);
-    if (status != UCS_OK) {
-        return fail("setting the AM handler", status);
-    }
-
-    status = uct_iface_query(c->iface, &c->attr);
-    if (status != UCS_OK) {
-        return fail("querying the interface", status);
-    }
-    c->dev_addr = malloc(c->attr.device_addr_len);
-    if (c->dev_addr == NULL) {
-        return fail("device address", UCS_ERR_NO_MEMORY);
-    }
-    status = uct_iface_get_device_address(c->iface, c->dev_addr);
-    return (status == UCS_OK) ? 0 : fail("device address", status);
+    status = uct_iface_set_am_handler(c->i.iface, AM_ID, am_handler, c, 0);
+    return (status == UCS_OK) ? 0 : fail("setting the AM handler", status);
 }
 
 static int connect_pair(check_t *c)
 {
-    uct_ep_addr_t *addr_a = malloc(c->attr.ep_addr_len);
-    uct_ep_addr_t *addr_b = malloc(c->attr.ep_addr_len);
+    uct_ep_addr_t *addr_a = malloc(c->i.attr.ep_addr_len);
+    uct_ep_addr_t *addr_b = malloc(c->i.attr.ep_addr_len);
     uct_ep_params_t params;
     ucs_status_t status = (addr_a && addr_b) ? UCS_OK : UCS_ERR_NO_MEMORY;
 
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-    params.iface      = c->iface;
+    params.iface      = c->i.iface;
     if (status == UCS_OK) {
         status = uct_ep_create(&params, &c->ep_a);
     }
@@ -226,10 +150,10 @@ static int connect_pair(check_t *c)
         status = uct_ep_get_address(c->ep_b, addr_b);
     }
     if (status == UCS_OK) {
-        status = uct_ep_connect_to_ep(c->ep_a, c->dev_addr, addr_b);
+        status = uct_ep_connect_to_ep(c->ep_a, c->i.dev_addr, addr_b);
     }
     if (status == UCS_OK) {
-        status = uct_ep_connect_to_ep(c->ep_b, c->dev_addr, addr_a);
+        status = uct_ep_connect_to_ep(c->ep_b, c->i.dev_addr, addr_a);
     }
     free(addr_a);
     free(addr_b);
@@ -242,11 +166,11 @@ static int register_remote(check_t *c)
     void *packed;
     ucs_status_t status;
 
-    status = uct_md_query(c->md, &md_attr);
+    status = uct_md_query(c->i.md, &md_attr);
     if (status != UCS_OK) {
         return fail("querying the md", status);
     }
-    status = uct_md_mem_reg(c->md, c->remote, sizeof(c->remote),
+    status = uct_md_mem_reg(c->i.md, c->remote, sizeof(c->remote),
                             UCT_MD_MEM_ACCESS_ALL, &c->memh);
     if (status != UCS_OK) {
         return fail("registering memory", status);
@@ -255,7 +179,7 @@ static int register_remote(check_t *c)
     if (packed == NULL) {
         return fail("packing the rkey", UCS_ERR_NO_MEMORY);
     }
-    status = uct_md_mkey_pack(c->md, c->memh, packed);
+    status = uct_md_mkey_pack(c->i.md, c->memh, packed);
     if (status == UCS_OK) {
         status = uct_rkey_unpack(c->component, packed, &c->rkey);
     }
@@ -301,7 +225,7 @@ static int check_gets(check_t *c)
     }
 
     /* get_zcopy below 65 bytes is refused where responses go to the CQE */
-    for (len = c->attr.cap.get.min_zcopy; len <= 80; ++len) {
+    for (len = c->i.attr.cap.get.min_zcopy; len <= 80; ++len) {
         if (len == 0) {
             continue;
         }
@@ -311,7 +235,7 @@ static int check_gets(check_t *c)
         iov.length = len;
         iov.stride = 0;
         iov.count  = 1;
-        if (uct_md_mem_reg(c->md, zbuf, sizeof(zbuf), UCT_MD_MEM_ACCESS_ALL,
+        if (uct_md_mem_reg(c->i.md, zbuf, sizeof(zbuf), UCT_MD_MEM_ACCESS_ALL,
                            &iov.memh) != UCS_OK) {
             return fail("registering the zcopy buffer", UCS_ERR_IO_ERROR);
         }
@@ -320,13 +244,13 @@ static int check_gets(check_t *c)
                                              c->rkey.rkey, &w.comp),
                      "get_zcopy") ||
             memcmp(zbuf, c->remote, len)) {
-            uct_md_mem_dereg(c->md, iov.memh);
+            uct_md_mem_dereg(c->i.md, iov.memh);
             return mismatch("get_zcopy", len);
         }
-        uct_md_mem_dereg(c->md, iov.memh);
+        uct_md_mem_dereg(c->i.md, iov.memh);
         ++c->checked;
     }
-    printf("get_zcopy from %zu bytes\n", c->attr.cap.get.min_zcopy);
+    printf("get_zcopy from %zu bytes\n", c->i.attr.cap.get.min_zcopy);
     return 0;
 }
 
@@ -336,8 +260,8 @@ static int check_atomics(check_t *c)
     waiter_t w;
     int i;
 
-    if (!(c->attr.cap.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_ADD)) ||
-        !(c->attr.cap.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_CSWAP))) {
+    if (!(c->i.attr.cap.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_ADD)) ||
+        !(c->i.attr.cap.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_CSWAP))) {
         printf("no 64-bit fetch-add and compare-swap: atomics skipped\n");
         return 0;
     }
@@ -391,7 +315,7 @@ static int wait_am(check_t *c, unsigned count, const char *what, size_t len)
     unsigned long i;
 
     for (i = 0; (c->am_count < count) && (i < MAX_POLLS); ++i) {
-        uct_worker_progress(c->worker);
+        uct_worker_progress(c->i.worker);
     }
     return (c->am_count == count) ? 0 : mismatch(what, len);
 }
@@ -404,13 +328,13 @@ static int check_ams(check_t *c)
     ssize_t packed;
     size_t len, max;
 
-    max = c->attr.cap.am.max_short;
+    max = c->i.attr.cap.am.max_short;
     max = (max > 8 + 56) ? 56 : max - 8;
     for (len = 0; len <= max; ++len) {
         fill(expect, len, (unsigned)len + 300);
         do {
             status = uct_ep_am_short(c->ep_a, AM_ID, header, expect, len);
-            uct_worker_progress(c->worker);
+            uct_worker_progress(c->i.worker);
         } while (status == UCS_ERR_NO_RESOURCE);
         if (status != UCS_OK) {
             return fail("am_short", status);
@@ -427,7 +351,7 @@ static int check_ams(check_t *c)
         fill(expect, len, (unsigned)len + 200);
         do {
             packed = uct_ep_am_bcopy(c->ep_a, AM_ID, pack_payload, &len, 0);
-            uct_worker_progress(c->worker);
+            uct_worker_progress(c->i.worker);
         } while (packed == UCS_ERR_NO_RESOURCE);
         if (packed < 0) {
             return fail("am_bcopy", (ucs_status_t)packed);
@@ -453,21 +377,9 @@ static void cleanup(check_t *c)
         uct_rkey_release(c->component, &c->rkey);
     }
     if (c->memh != NULL) {
-        uct_md_mem_dereg(c->md, c->memh);
+        uct_md_mem_dereg(c->i.md, c->memh);
     }
-    free(c->dev_addr);
-    if (c->iface != NULL) {
-        uct_iface_close(c->iface);
-    }
-    if (c->md != NULL) {
-        uct_md_close(c->md);
-    }
-    if (c->worker != NULL) {
-        uct_worker_destroy(c->worker);
-    }
-    if (c->async != NULL) {
-        ucs_async_context_destroy(c->async);
-    }
+    bench_iface_close(&c->i);
 }
 
 int main(int argc, char **argv)

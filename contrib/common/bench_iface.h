@@ -1,11 +1,12 @@
 /*
- * What both benchmark programs of compare-ucx.sh set up the same way, with
- * the public API only (so they build against UCX 1.13.1 and against this
- * tree): an interface on a device with its own async context, worker and
- * memory domain, and its device address.
+ * What the contrib programs that run on both libraries (compare-ucx's
+ * benchmarks, scatter-check) set up the same way, with the public API only
+ * (so they build against UCX 1.13.1 and against this tree): an interface
+ * on a device with its own async context, worker and memory domain, and
+ * its device address.
  */
-#ifndef COMPARE_UCX_BENCH_IFACE_H
-#define COMPARE_UCX_BENCH_IFACE_H
+#ifndef CONTRIB_BENCH_IFACE_H
+#define CONTRIB_BENCH_IFACE_H
 
 #include <uct/api/uct.h>
 #include <ucs/type/status.h>
