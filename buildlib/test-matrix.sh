@@ -78,6 +78,11 @@ record() {
         log "$name: exit code $rc with no failed test: see $logfile"
         grep -E "ERROR: LeakSanitizer|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|definitely lost|ERROR SUMMARY|watchdog|Segmentation|Aborted" \
             "$logfile" | head -20
+        # the first sanitizer report whole, with the test that was running
+        awk '/^\[ RUN      \]/ {test = $0}
+             /^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)/ && !done {
+                 print test; show = 1}
+             show {print; if (++n >= 100 || /^SUMMARY: /) {show = 0; done = 1}}' "$logfile"
     fi
     if [ "$failed" -ne 0 ]; then
         grep -E '^\[  FAILED  \]' "$logfile" | sort -u | head -40
@@ -146,9 +151,23 @@ pass_leg() {
 # check_fail NAME LOG REASON: a leg that is one check and failed
 check_fail() {
     [ -f "$2" ] && tail -30 "$2"
+    count_fail "$@"
+}
+
+count_fail() {
     total_failed=$((total_failed + 1))
     summary+=("$(printf '%-9s FAILED: %s (log %s)' "$1" "$3" "$2")")
     log "$1: FAILED: $3"
+}
+
+# dropin_fail NAME LOG WHAT: each failed check of a dropin-check.sh log with
+# the output it showed (the programs' logs), which a tail would cut
+dropin_fail() {
+    awk '/^dropin: FAILED/ {show = 1; n = 0}
+         /^dropin: (ok|SKIPPED)/ || /^[0-9]+ passed,/ {show = 0}
+         show && n++ < 120' "$2"
+    tail -1 "$2"
+    count_fail "$@"
 }
 
 # install_leg BUILD_DIR: make install into the build's own prefix, then
@@ -375,8 +394,7 @@ if build asan --enable-debug --enable-asan; then
     77) total_skipped=$((total_skipped + 1))
         summary+=("$(printf '%-9s skipped: %s' dropin-asan "$(sed -n 's/^dropin: SKIPPED: //p' "$dropin_asan_log")")")
         log "dropin-asan: skipped" ;;
-    *)  grep '^dropin: FAILED' "$dropin_asan_log"
-        check_fail dropin-asan "$dropin_asan_log" "the preload library under ASan+LSan" ;;
+    *)  dropin_fail dropin-asan "$dropin_asan_log" "the preload library under ASan+LSan" ;;
     esac
 else
     fail_leg asan "build failed"
@@ -408,8 +426,7 @@ if build install-build --prefix="$build_root/install-build/prefix"; then
     77) total_skipped=$((total_skipped + 1))
         summary+=("$(printf '%-9s skipped: %s' dropin "$(sed -n 's/^dropin: SKIPPED: //p' "$dropin_log")")")
         log "dropin: skipped" ;;
-    *)  grep '^dropin: FAILED' "$dropin_log"
-        check_fail dropin "$dropin_log" "ibverbs-utils and UCX 1.13.1 on the preload library" ;;
+    *)  dropin_fail dropin "$dropin_log" "ibverbs-utils and UCX 1.13.1 on the preload library" ;;
     esac
     if coexist_leg "$prefix" "$build_root"/*/; then
         system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[pst]\.so\.0$/ {print $1}' | sort -u | tr '\n' ' ')

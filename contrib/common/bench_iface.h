@@ -3,7 +3,7 @@
  * benchmarks, scatter-check) set up the same way, with the public API only
  * (so they build against UCX 1.13.1 and against this tree): an interface
  * on a device with its own async context, worker and memory domain, and
- * its device address.
+ * its device address; and the clock their bounded waits read.
  */
 #ifndef CONTRIB_BENCH_IFACE_H
 #define CONTRIB_BENCH_IFACE_H
@@ -14,6 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock: waits are bounded in time, not in polls,
+ * since a loaded machine may not run the emulated NIC for a while */
+static double bench_now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 typedef struct {
     ucs_async_context_t *async;

@@ -108,14 +108,6 @@ static void nap(bench_t *b)
     b->posted = 0;
 }
 
-static double now_sec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static ucs_status_t am_received(void *arg, void *data, size_t length,
                                 unsigned flags)
 {
@@ -155,10 +147,10 @@ static void progress_once(bench_t *b, side_t *side)
 static int progress_until_received(bench_t *b, side_t *side,
                                    unsigned long target)
 {
-    double deadline = now_sec() + WAIT_LIMIT_SEC;
+    double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
 
     while (side->received < target) {
-        if (now_sec() > deadline) {
+        if (bench_now_sec() > deadline) {
             fprintf(stderr, "uct_op_bench: %s received %lu of %lu messages "
                     "in %d seconds\n", side->dev, side->received, target,
                     WAIT_LIMIT_SEC);
@@ -171,7 +163,7 @@ static int progress_until_received(bench_t *b, side_t *side,
 
 static int post(bench_t *b, test_t test, side_t *side, uint64_t sn)
 {
-    double deadline = now_sec() + WAIT_LIMIT_SEC;
+    double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
     ucs_status_t status;
 
     for (;;) {
@@ -189,7 +181,7 @@ static int post(bench_t *b, test_t test, side_t *side, uint64_t sn)
             return 0;
         } else if (status != UCS_ERR_NO_RESOURCE) {
             return fail("posting", status);
-        } else if (now_sec() > deadline) {
+        } else if (bench_now_sec() > deadline) {
             return fail("no send resources for a minute", status);
         }
         if (b->collect) {
@@ -203,7 +195,7 @@ static int post(bench_t *b, test_t test, side_t *side, uint64_t sn)
  * last operations' completions counts */
 static int flush(bench_t *b, side_t *side)
 {
-    double deadline = now_sec() + WAIT_LIMIT_SEC;
+    double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
     ucs_status_t status;
 
     for (;;) {
@@ -215,7 +207,7 @@ static int flush(bench_t *b, side_t *side)
         } else if ((status != UCS_INPROGRESS) &&
                    (status != UCS_ERR_NO_RESOURCE)) {
             return fail("flushing", status);
-        } else if (now_sec() > deadline) {
+        } else if (bench_now_sec() > deadline) {
             return fail("flush not done after a minute", status);
         }
         progress_once(b, side);

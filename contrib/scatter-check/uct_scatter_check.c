@@ -29,7 +29,7 @@
 
 #define AM_ID      3
 #define BUF_LEN    256
-#define MAX_POLLS  10000000ul
+#define WAIT_SEC   20.0 /* for one operation */
 
 typedef struct {
     uct_component_h     component;
@@ -81,7 +81,7 @@ static void waiter_init(waiter_t *w)
 static int wait_for(check_t *c, waiter_t *w, ucs_status_t status,
                     const char *what)
 {
-    unsigned long i;
+    double deadline = bench_now_sec() + WAIT_SEC;
 
     if (status == UCS_OK) {
         return 0;
@@ -89,7 +89,7 @@ static int wait_for(check_t *c, waiter_t *w, ucs_status_t status,
     if (status != UCS_INPROGRESS) {
         return fail(what, status);
     }
-    for (i = 0; !w->done && (i < MAX_POLLS); ++i) {
+    while (!w->done && (bench_now_sec() < deadline)) {
         uct_worker_progress(c->i.worker);
     }
     if (!w->done) {
@@ -312,12 +312,18 @@ static size_t pack_payload(void *dest, void *arg)
 /* Progress until the AM handler ran count times */
 static int wait_am(check_t *c, unsigned count, const char *what, size_t len)
 {
-    unsigned long i;
+    double deadline = bench_now_sec() + WAIT_SEC;
 
-    for (i = 0; (c->am_count < count) && (i < MAX_POLLS); ++i) {
+    while ((c->am_count < count) && (bench_now_sec() < deadline)) {
         uct_worker_progress(c->i.worker);
     }
-    return (c->am_count == count) ? 0 : mismatch(what, len);
+    if (c->am_count != count) {
+        fprintf(stderr, "uct_scatter_check: %s of %zu bytes: received %u "
+                "active messages, expected %u\n", what, len, c->am_count,
+                count);
+        return -1;
+    }
+    return 0;
 }
 
 static int check_ams(check_t *c)
@@ -327,20 +333,25 @@ static int check_ams(check_t *c)
     ucs_status_t status;
     ssize_t packed;
     size_t len, max;
+    double deadline;
 
     max = c->i.attr.cap.am.max_short;
     max = (max > 8 + 56) ? 56 : max - 8;
     for (len = 0; len <= max; ++len) {
         fill(expect, len, (unsigned)len + 300);
+        deadline = bench_now_sec() + WAIT_SEC;
         do {
             status = uct_ep_am_short(c->ep_a, AM_ID, header, expect, len);
             uct_worker_progress(c->i.worker);
-        } while (status == UCS_ERR_NO_RESOURCE);
+        } while ((status == UCS_ERR_NO_RESOURCE) &&
+                 (bench_now_sec() < deadline));
         if (status != UCS_OK) {
             return fail("am_short", status);
         }
-        if (wait_am(c, c->am_count + 1, "am_short", len) ||
-            (c->am_len != 8 + len) || memcmp(c->am, &header, 8) ||
+        if (wait_am(c, c->am_count + 1, "am_short", len)) {
+            return -1;
+        }
+        if ((c->am_len != 8 + len) || memcmp(c->am, &header, 8) ||
             memcmp(c->am + 8, expect, len)) {
             return mismatch("am_short", len);
         }
@@ -349,15 +360,19 @@ static int check_ams(check_t *c)
 
     for (len = 1; len <= 100; ++len) {
         fill(expect, len, (unsigned)len + 200);
+        deadline = bench_now_sec() + WAIT_SEC;
         do {
             packed = uct_ep_am_bcopy(c->ep_a, AM_ID, pack_payload, &len, 0);
             uct_worker_progress(c->i.worker);
-        } while (packed == UCS_ERR_NO_RESOURCE);
+        } while ((packed == UCS_ERR_NO_RESOURCE) &&
+                 (bench_now_sec() < deadline));
         if (packed < 0) {
             return fail("am_bcopy", (ucs_status_t)packed);
         }
-        if (wait_am(c, c->am_count + 1, "am_bcopy", len) ||
-            (c->am_len != len) || memcmp(c->am, expect, len)) {
+        if (wait_am(c, c->am_count + 1, "am_bcopy", len)) {
+            return -1;
+        }
+        if ((c->am_len != len) || memcmp(c->am, expect, len)) {
             return mismatch("am_bcopy", len);
         }
         ++c->checked;
