@@ -56,6 +56,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/contrib/common/tcp-ports.sh"
 libdir=${1:?usage: dropin-check.sh LIBDIR}
 iters=${DROPIN_ITERS:-200}
 perf_iters=${DROPIN_PERF_ITERS:-50}
@@ -195,14 +196,6 @@ else
     fail "devinfo: ibv_devinfo -v"; show "$work/devinfo.log"
 fi
 
-# listening PORT: a TCP socket listens on PORT (any address)
-listening() {
-    local hex
-    hex=$(printf ':%04X' "$1")
-    awk -v p="$hex" '$4 == "0A" && $2 ~ p"$" {found = 1} END {exit !found}' \
-        /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
 # pair SLOG CLOG CMD...: "CMD -p PORT" as the server and, once it listens,
 # "CMD -p PORT localhost" as the client, on a new port; their exit statuses
 # in $src and $crc
@@ -210,12 +203,13 @@ pair() {
     local slog=$1 clog=$2 spid i
     shift 2
 
-    port=$((port + 1))
+    tcp_next_port
+    port=$tcp_port
     LD_PRELOAD=$preload timeout "$limit" "$@" -p $port >"$slog" 2>&1 &
     spid=$!
     # until the server listens (its output is buffered: watch the socket)
     for ((i = 0; i < 100; i++)); do
-        listening $port && break
+        tcp_listening $port && break
         kill -0 $spid 2>/dev/null || break
         sleep 0.1
     done
@@ -227,7 +221,6 @@ pair() {
 
 # --- pingpong PROGRAM NAME ARGS...: server and client on one port of each
 # host
-port=$(( 20000 + $$ % 20000 ))
 pingpong() {
     local prog=$1 name=$2; shift 2
     local slog=$work/$name-server.log clog=$work/$name-client.log

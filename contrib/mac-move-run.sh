@@ -35,7 +35,9 @@ src=$prefix/share/ucx/examples/uct_hello.c  # as installed
 [ -f "$src" ] || src=$top/examples/uct_hello.c
 hello=$out/uct_hello-$lib
 slog=$out/$lib-server.txt clog=$out/$lib-client.txt
-port=$(( 20000 + ($$ + ${#lib}) % 20000 ))
+. "$top/contrib/common/tcp-ports.sh"
+tcp_next_port
+port=$tcp_port
 limit=90
 new_mac=$(printf "02:c9:aa:00:%02x:01" "${server#host}")
 
@@ -79,8 +81,7 @@ env "${common[@]}" UCX_IB_EMU_HOST="$server" timeout $limit "$hello" \
     -p $port >"$slog" 2>&1 &
 spid=$!
 for _ in $(seq 100); do
-    awk -v p="$(printf ':%04X' $port)" '$4 == "0A" && $2 ~ p"$" {f = 1} END {exit !f}' \
-        /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
+    tcp_listening $port && break
     sleep 0.1
 done
 env "${common[@]}" UCX_IB_EMU_HOST="$client" timeout $limit "$hello" \
