@@ -80,7 +80,7 @@ void print_line(const char *file, unsigned line, ucs_log_level_t level,
     gethostname(host, sizeof(host));
     host[sizeof(host) - 1] = '\0';
 
-    if (ucs_global_log_level >= UCS_LOG_LEVEL_DEBUG) {
+    if (ucs_log_get_level() >= UCS_LOG_LEVEL_DEBUG) {
         gettimeofday(&tv, nullptr);
         fprintf(stderr, "[%lu.%06lu] [%s:%d] %s:%u UCX %s %s\n",
                 (unsigned long)tv.tv_sec, (unsigned long)tv.tv_usec, host,
@@ -166,7 +166,7 @@ void ucs_log_pop_handler(void)
 
 void ucs_log_set_level(ucs_log_level_t level)
 {
-    ucs_global_log_level = level;
+    __atomic_store(&ucs_global_log_level, &level, __ATOMIC_RELAXED);
 }
 
 const char *ucs_log_level_name(ucs_log_level_t level)

@@ -36,11 +36,21 @@ typedef ucs_log_func_rc_t (*ucs_log_func_t)(const char *file, unsigned line,
                                             ucs_log_level_t level,
                                             const char *message, void *arg);
 
-/* Current level; set from UCX_LOG_LEVEL when libucs loads. */
+/* Current level; set from UCX_LOG_LEVEL when libucs loads, changed only
+ * through ucs_log_set_level(). Every thread reads it on every log call, so
+ * it is accessed atomically (relaxed: a plain load and store on the CPU). */
 extern ucs_log_level_t ucs_global_log_level;
 
+static inline ucs_log_level_t ucs_log_get_level(void)
+{
+    ucs_log_level_t level;
+
+    __atomic_load(&ucs_global_log_level, &level, __ATOMIC_RELAXED);
+    return level;
+}
+
 #define ucs_log_is_enabled(_level) \
-    ucs_unlikely((int)(_level) <= (int)ucs_global_log_level)
+    ucs_unlikely((int)(_level) <= (int)ucs_log_get_level())
 
 #define ucs_log(_level, _fmt, ...) \
     do { \

@@ -63,6 +63,29 @@ private:
     std::vector<log_line> m_lines;
 };
 
+/** Sets the log level while it lives, then restores the one it found
+ * (through ucs_log_set_level(): other threads read the level as it
+ * changes). */
+class scoped_log_level {
+public:
+    explicit scoped_log_level(ucs_log_level_t level) :
+        m_saved(ucs_log_get_level())
+    {
+        ucs_log_set_level(level);
+    }
+
+    ~scoped_log_level()
+    {
+        ucs_log_set_level(m_saved);
+    }
+
+    scoped_log_level(const scoped_log_level&)            = delete;
+    scoped_log_level &operator=(const scoped_log_level&) = delete;
+
+private:
+    ucs_log_level_t m_saved;
+};
+
 /** Sets an environment variable while it lives, then restores it. */
 class scoped_setenv {
 public:

@@ -12,7 +12,7 @@ class test_log : public ucs::test_base {
 protected:
     void init() override
     {
-        m_saved_level = ucs_global_log_level;
+        m_saved_level = ucs_log_get_level();
     }
 
     void cleanup() override

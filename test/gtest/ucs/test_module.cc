@@ -24,7 +24,7 @@ protected:
 
         ASSERT_NE(nullptr, mkdtemp(tmpl)) << "mkdtemp: " << strerror(errno);
         m_dir = tmpl;
-        m_saved_level = ucs_global_log_level;
+        m_saved_level = ucs_log_get_level();
     }
 
     void cleanup() override

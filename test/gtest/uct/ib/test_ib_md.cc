@@ -91,11 +91,12 @@ TEST_F(test_ib_md, no_devices_is_one_info_line)
     ASSERT_NE(nullptr, ib);
 
     set_topology(uct_ib_emu_topology_t());
-    ucs_log_level_t         saved = ucs_global_log_level;
     ucs::scoped_log_capture capture(UCS_LOG_LEVEL_INFO);
-    ucs_log_set_level(UCS_LOG_LEVEL_INFO);
-    std::set<std::string> names = md_names(ib);
-    ucs_log_set_level(saved);
+    std::set<std::string>   names;
+    {
+        ucs::scoped_log_level level(UCS_LOG_LEVEL_INFO);
+        names = md_names(ib);
+    }
 
     EXPECT_TRUE(names.empty());
     EXPECT_EQ(1u, capture.lines().size()) << capture.dump();

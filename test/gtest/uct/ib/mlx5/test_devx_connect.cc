@@ -281,13 +281,14 @@ TEST_P(test_devx_connect, debug_line_per_connect)
     uct_ib_mlx5_devx_qp *qb = create_qp(m_b.get());
     ASSERT_TRUE(qa && qb);
 
-    ucs_log_level_t         saved = ucs_global_log_level;
     ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
     char                    expected[128];
+    ucs_status_t            status;
 
-    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
-    ucs_status_t status = connect(m_a.get(), qa, b(), qb->qpn());
-    ucs_log_set_level(saved);
+    {
+        ucs::scoped_log_level level(UCS_LOG_LEVEL_DEBUG);
+        status = connect(m_a.get(), qa, b(), qb->qpn());
+    }
     ASSERT_EQ(UCS_OK, status);
 
     snprintf(expected, sizeof(expected), "%s: connected qp 0x%x to qp 0x%x: ",

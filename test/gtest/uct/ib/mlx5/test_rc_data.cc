@@ -596,16 +596,17 @@ TEST_P(test_rc_data, failure_line_level)
             region rt    = reg(b(), target.data(), target.size());
             auto   raddr = reinterpret_cast<uintptr_t>(target.data());
 
-            const ucs_log_level_t   saved = ucs_global_log_level;
             ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DIAG);
-            ucs_global_log_level = UCS_LOG_LEVEL_DIAG;
-            EXPECT_EQ(UCS_OK, uct_ep_put_short(m_ea, data, 8, raddr,
-                                               rt.rkey.rkey ^ 0x5500));
-            wait_progress([&] {
-                return uct_ep_put_short(m_ea, data, 8, raddr, rt.rkey.rkey) ==
-                       UCS_ERR_CONNECTION_RESET;
-            }, "the remote access error");
-            ucs_global_log_level = saved;
+            {
+                ucs::scoped_log_level level(UCS_LOG_LEVEL_DIAG);
+                EXPECT_EQ(UCS_OK, uct_ep_put_short(m_ea, data, 8, raddr,
+                                                   rt.rkey.rkey ^ 0x5500));
+                wait_progress([&] {
+                    return uct_ep_put_short(m_ea, data, 8, raddr,
+                                            rt.rkey.rkey) ==
+                           UCS_ERR_CONNECTION_RESET;
+                }, "the remote access error");
+            }
             EXPECT_EQ(handler ? 1u : 0u, m_failures.size());
             expect_failure_line(capture, tl, m_ea,
                                 MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR,

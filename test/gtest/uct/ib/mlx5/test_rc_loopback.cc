@@ -50,7 +50,6 @@ protected:
 
 TEST_P(test_rc_loopback, tm_cmd_qp_uses_fl_and_no_ah)
 {
-    ucs_log_level_t         saved = ucs_global_log_level;
     uct_iface_h             iface = nullptr;
     ucs_status_t            status;
     std::vector<ucs::log_line> lines;
@@ -65,10 +64,11 @@ TEST_P(test_rc_loopback, tm_cmd_qp_uses_fl_and_no_ah)
     uct_ib_emu_counters_reset();
     {
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
-
-        ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
-        status = try_open_iface("rc_mlx5", a(), {{"TM_ENABLE", "y"}}, &iface);
-        ucs_log_set_level(saved);
+        {
+            ucs::scoped_log_level level(UCS_LOG_LEVEL_DEBUG);
+            status = try_open_iface("rc_mlx5", a(), {{"TM_ENABLE", "y"}},
+                                    &iface);
+        }
         ASSERT_EQ(UCS_OK, status);
         lines = capture.lines();
     }
