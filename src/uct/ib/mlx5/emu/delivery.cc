@@ -139,6 +139,9 @@ uct_ib_emu_drop_t route(const emu_state &s, const qp *q,
         remote->host   = static_cast<unsigned>(dst_dev->host);
         remote->dev    = static_cast<uint8_t>(dst_dev->index);
         remote->port   = dst_port->num;
+        /* that host's port filters on it: this view of its MAC may be
+         * older than the frame */
+        remote->dmac   = src_port->is_eth() ? path.rmac : uct_ib_emu_mac_t{};
         return UCT_IB_EMU_DROP_NONE;
     }
 

@@ -60,6 +60,7 @@ void answer(emu_state &s, qp *dst, const response_pkt &resp)
     h.dst_qpn   = dst->remote_qpn;
     h.psn       = resp.psn;
     h.total     = static_cast<uint32_t>(resp.data.size());
+    memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
     do {
         h.offset   = static_cast<uint32_t>(offset);
         h.data_len = static_cast<uint32_t>(std::min(wire::RESP_CHUNK,
@@ -68,6 +69,13 @@ void answer(emu_state &s, qp *dst, const response_pkt &resp)
                                      resp.data.data() + offset);
         offset += h.data_len;
     } while (offset < resp.data.size());
+}
+
+/* A RoCE port takes only the frames addressed to its MAC (as it is now,
+ * the registry just synced: a frame sent after a move never gets in) */
+bool mac_refused(const port &p, const uint8_t *dmac)
+{
+    return p.is_eth() && (memcmp(p.mac.data(), dmac, p.mac.size()) != 0);
 }
 
 void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
@@ -97,6 +105,10 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
     }
 
     dst = it->second;
+    if (mac_refused(*dev->get_port(h.dst_port), h.dmac)) {
+        count_drop(s, dst, UCT_IB_EMU_DROP_MAC);
+        return;
+    }
     if ((dst->state != UCT_MLX5_QP_STATE_RTR) &&
         (dst->state != UCT_MLX5_QP_STATE_RTS)) {
         count_drop(s, dst, UCT_IB_EMU_DROP_QP_STATE);
@@ -152,6 +164,11 @@ void on_response(emu_state &s, const wire::resp_hdr &h, const uint8_t *data)
         drop(s, UCT_IB_EMU_DROP_NO_QP, h.dst_qpn);
         return;
     }
+    if ((q->ctx->dev->get_port(q->port) != nullptr) &&
+        mac_refused(*q->ctx->dev->get_port(q->port), h.dmac)) {
+        count_drop(s, q, UCT_IB_EMU_DROP_MAC);
+        return;
+    }
     requester_response(s, q, h, data);
 }
 
@@ -172,6 +189,10 @@ void on_datagram(emu_state &s, const wire::dgram_hdr &h,
     p   = dev->get_port(h.dst_port);
     if ((p == nullptr) || (p->state != IBV_PORT_ACTIVE)) {
         drop(s, UCT_IB_EMU_DROP_NO_ROUTE, h.dst_qpn);
+        return;
+    }
+    if (mac_refused(*p, h.dmac)) {
+        drop(s, UCT_IB_EMU_DROP_MAC, h.dst_qpn);
         return;
     }
 
@@ -256,8 +277,11 @@ void on_frame(emu_state &s, const wire::frame_hdr &fh, const uint8_t *p,
 bool member::receive_locked(emu_state &s)
 {
     return m_net->receive(RX_BUDGET,
-                          [&s](const wire::frame_hdr &fh, const uint8_t *p,
-                               size_t len) { on_frame(s, fh, p, len); }) > 0;
+                          [this, &s](const wire::frame_hdr &fh,
+                                     const uint8_t *p, size_t len) {
+        sync_locked(s); /* a port change written before the frame was sent */
+        on_frame(s, fh, p, len);
+    }) > 0;
 }
 
 bool member::flush_locked(emu_state &s)

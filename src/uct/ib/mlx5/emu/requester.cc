@@ -494,6 +494,7 @@ void send_remote(emu_state &s, qp *q, send_wqe &w, request_pkt *pkt,
     h.opmod       = pkt->opmod;
     h.dst_dev     = remote.dev;
     h.dst_port    = remote.port;
+    memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
     h.src_qpn     = q->qpn;
     h.dst_qpn     = q->remote_qpn;
     h.msg_len     = w.length;

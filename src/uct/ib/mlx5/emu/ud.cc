@@ -303,6 +303,7 @@ uint8_t ud_send(emu_state &s, qp *q, const send_wqe &w,
                         (d.solicited ? wire::DGRAM_SOLICITED : 0);
         h.dst_dev     = remote.dev;
         h.dst_port    = remote.port;
+        memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
         h.src_qpn     = d.src_qpn;
         h.dst_qpn     = d.dst_qpn;
         h.qkey        = d.qkey;

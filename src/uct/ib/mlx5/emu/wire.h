@@ -35,7 +35,8 @@ struct emu_state;
 namespace wire {
 
 constexpr uint32_t FRAME_MAGIC   = 0x46454d55;
-constexpr uint16_t FRAME_VERSION = 2; /* 2: datagrams */
+constexpr uint16_t FRAME_VERSION = 3; /* 2: datagrams; 3: packets carry
+                                         * their destination MAC */
 constexpr size_t   FRAME_MAX     = 60 * 1024;
 constexpr size_t   RESP_CHUNK    = 32 * 1024; /* read data per response */
 constexpr size_t   QUEUE_MAX     = 256;       /* frames waiting per host */
@@ -79,6 +80,8 @@ struct req_hdr {
     uint32_t atomic_size;
     uint64_t raddr;
     uint64_t atomic[4];
+    uint8_t  dmac[6]; /* RoCE: the receiving port filters on it */
+    uint8_t  reserved[2];
 };
 
 struct resp_hdr {
@@ -91,6 +94,8 @@ struct resp_hdr {
     uint32_t total;     /* response data of the whole message */
     uint32_t offset;    /* of this packet's data */
     uint32_t data_len;
+    uint8_t  dmac[6];   /* RoCE: the receiving port filters on it */
+    uint8_t  reserved2[2];
 };
 
 enum dgram_flags : uint8_t {
@@ -116,16 +121,20 @@ struct dgram_hdr {
     uint16_t payload_len;
     uint16_t reserved2;
     uint8_t  grh[40];
-    uint32_t reserved3;
+    uint8_t  dmac[6];     /* RoCE: the receiving port filters on it */
+    uint8_t  reserved3[6];
 };
 
-static_assert(sizeof(dgram_hdr) % 8 == 0, "packets stay 8-byte aligned");
+static_assert((sizeof(req_hdr) % 8 == 0) && (sizeof(resp_hdr) % 8 == 0) &&
+              (sizeof(dgram_hdr) % 8 == 0), "packets stay 8-byte aligned");
 
-/* Where a packet goes: a host and, for requests, its device and port */
+/* Where a packet goes: a host and, for requests, its device and port;
+ * on RoCE the MAC its frame is addressed to */
 struct dest {
-    unsigned host;
-    uint8_t  dev;
-    uint8_t  port;
+    unsigned         host;
+    uint8_t          dev;
+    uint8_t          port;
+    uct_ib_emu_mac_t dmac;
 };
 
 

@@ -62,10 +62,20 @@ uct_ep_h         g_ep;
 uct_iface_attr_t g_attr;
 bool             g_ok = true;
 
-/* What arrived */
+/* What arrived of the current stream */
 uint64_t         g_am_count;
 uint64_t         g_am_next;     /* the sequence number expected next */
 bool             g_am_in_order = true;
+std::string      g_am_disorder; /* what the first one out of order was */
+
+/* A new stream begins: nothing of it arrived */
+void stream_reset()
+{
+    g_am_next     = 0;
+    g_am_count    = 0;
+    g_am_in_order = true;
+    g_am_disorder.clear();
+}
 ucs_status_t     g_ep_error    = UCS_OK;
 
 void result(const char *what, const std::string &value)
@@ -205,22 +215,34 @@ ucs_status_t retry(F op)
     return status;
 }
 
+void am_out_of_order(const std::string &what)
+{
+    if (g_am_in_order) {
+        g_am_disorder = what + " (message " + std::to_string(g_am_count) +
+                        " of the stream)";
+    }
+    g_am_in_order = false;
+}
+
 ucs_status_t on_am(void*, void *data, size_t length, unsigned)
 {
     uint64_t seq;
 
     if (length < sizeof(seq)) {
-        g_am_in_order = false;
+        am_out_of_order(std::to_string(length) + " bytes");
         return UCS_OK;
     }
     memcpy(&seq, data, sizeof(seq));
     if (seq != g_am_next) {
-        g_am_in_order = false;
+        am_out_of_order("sequence " + std::to_string(seq) + ", expected " +
+                        std::to_string(g_am_next));
     }
     /* the rest of the message is a pattern of its sequence number */
     for (size_t i = sizeof(seq); i < length; ++i) {
         if (static_cast<const uint8_t*>(data)[i] != uint8_t(seq + i)) {
-            g_am_in_order = false;
+            am_out_of_order("sequence " + std::to_string(seq) + ": byte " +
+                            std::to_string(i) + " of " +
+                            std::to_string(length) + " wrong");
             break;
         }
     }
@@ -495,7 +517,8 @@ void serve(memory *mem)
                 uct_worker_progress(g_worker);
             }
             ctl_send("GOT " + std::to_string(g_am_count) + " " +
-                     (g_am_in_order ? "in-order" : "disorder"));
+                     (g_am_in_order ? "in-order" : "disorder: " +
+                                                   g_am_disorder));
         } else if (line.compare(0, 5, "SEND ") == 0) {
             uint64_t n = std::stoull(line.substr(5));
             ucs_status_t status = stream(0, unsigned(n), mem->memh,
@@ -509,8 +532,7 @@ void serve(memory *mem)
             ctl_send("VALUE " + std::to_string(mem->buf[i]));
         } else if (line == "RECONNECT") {
             destroy_ep();
-            g_am_next = 0;
-            g_am_count = 0;
+            stream_reset();
             connect_ep();
         } else if (line == "BYE") {
             return;
@@ -538,13 +560,12 @@ bool am_both_ways(memory *mem, unsigned count)
     check(got == "GOT " + std::to_string(count) + " in-order",
           "server received every AM in order");
 
-    g_am_next  = 0;
-    g_am_count = 0;
+    stream_reset();
     ctl_send("SEND " + std::to_string(count));
     got = ctl_recv();
     wait_for([&] { return g_am_count >= count; }, "AMs from the server");
     result("am_received_by_client", std::to_string(g_am_count) +
-           (g_am_in_order ? " in-order" : " disorder"));
+           (g_am_in_order ? " in-order" : " disorder: " + g_am_disorder));
     check((got == std::string("SENT ") + ucs_status_string(UCS_OK)) &&
           g_am_in_order && (g_am_count == count),
           "client received every AM in order");
@@ -738,8 +759,7 @@ void client(memory *mem)
         ctl_send("RECONNECT");
         connect_ep();
         result("new_ep_rmac", ep_rmac());
-        g_am_next  = 0;
-        g_am_count = 0;
+        stream_reset();
         check(am_both_ways(mem, 100), "AMs after the reconnect");
         result("reconnect", g_ok ? "first try" : "failed");
     }
