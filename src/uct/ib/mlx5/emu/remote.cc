@@ -159,13 +159,14 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
 void on_response(emu_state &s, const wire::resp_hdr &h, const uint8_t *data)
 {
     qp *q = find_local_qp(s, h.dst_qpn);
+    const port *p;
 
     if (q == nullptr) {
         drop(s, UCT_IB_EMU_DROP_NO_QP, h.dst_qpn);
         return;
     }
-    if ((q->ctx->dev->get_port(q->port) != nullptr) &&
-        mac_refused(*q->ctx->dev->get_port(q->port), h.dmac)) {
+    p = q->ctx->dev->get_port(q->port);
+    if ((p != nullptr) && mac_refused(*p, h.dmac)) {
         count_drop(s, q, UCT_IB_EMU_DROP_MAC);
         return;
     }
