@@ -108,6 +108,13 @@ show() {
     sed 's/^/    | /' "$1" | head -40
 }
 
+# fail_pair WHAT SLOG CLOG: a server/client pair (pair()) failed
+fail_pair() {
+    fail "$1 (server exit $src, client exit $crc)"
+    echo "    server:"; show "$2"
+    echo "    client:"; show "$3"
+}
+
 if ! command -v ibv_rc_pingpong >/dev/null || ! command -v ibv_ud_pingpong >/dev/null ||
    ! command -v ibv_devinfo >/dev/null; then
     echo "dropin: ibverbs-utils missing: trying contrib/install-deps.sh"
@@ -240,9 +247,7 @@ pingpong() {
        ! grep -qi "failed" "$slog" "$clog"; then
         ok "pingpong $name: ${wrap[*]:+${wrap[0]} }$prog $* -n $iters: $(grep -h 'iters in' "$clog")"
     else
-        fail "pingpong $name: $prog $* (server exit $src, client exit $crc)"
-        echo "    server:"; show "$slog"
-        echo "    client:"; show "$clog"
+        fail_pair "pingpong $name: $prog $*" "$slog" "$clog"
     fi
 }
 
@@ -327,9 +332,7 @@ perftest() {
        ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
         ok "perftest: $what: $(grep -h '^Final:' "$clog" | tr -s ' ')"
     else
-        fail "perftest: $what (server exit $src, client exit $crc)"
-        echo "    server:"; show "$slog"
-        echo "    client:"; show "$clog"
+        fail_pair "perftest: $what" "$slog" "$clog"
     fi
 }
 if ! command -v ucx_perftest >/dev/null; then
@@ -396,9 +399,7 @@ ucp_check() {
        ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
         ok "ucp: ucx_perftest -t tag_lat over rc_mlx5/mlx5_0:1 (UCX_TLS=rc_x): $(grep -h '^Final:' "$clog" | tr -s ' ')"
     else
-        fail "ucp: ucx_perftest -t tag_lat, UCX_TLS=rc_x (server exit $src, client exit $crc)"
-        echo "    server:"; show "$slog"
-        echo "    client:"; show "$clog"
+        fail_pair "ucp: ucx_perftest -t tag_lat, UCX_TLS=rc_x" "$slog" "$clog"
     fi
 }
 if command -v ucx_perftest >/dev/null; then
