@@ -2,7 +2,7 @@
 #
 # Fails if any rdma-core function (ibv_*() or mlx5dv_*()) is called in src/
 # outside the glue table (src/uct/ib/glue/) and the emulated device
-# (src/uct/ib/mlx5/emu/): everything else must go through uct_ib_glue.
+# (src/emu/): everything else must go through uct_ib_glue.
 #
 # Comments and string/character literals are ignored, and so are member
 # calls such as uct_ib_glue->mlx5dv_init_obj(). There are no exceptions:
@@ -23,7 +23,7 @@ files=$(cd "$root" && find src -type f \
             \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.h' \
                -o -name '*.hpp' -o -name '*.inl' \) \
             -not -path 'src/uct/ib/glue/*' \
-            -not -path 'src/uct/ib/mlx5/emu/*' | sort)
+            -not -path 'src/emu/*' | sort)
 
 if [ -z "$files" ]; then
     echo "check-rdma-core-calls: OK (no source files outside the glue)"
@@ -65,7 +65,7 @@ echo $files | tr ' ' '\n' | perl -e '
 
     if ($offenders) {
         print "check-rdma-core-calls: FAILED: $offenders rdma-core call(s) " .
-              "outside src/uct/ib/glue and src/uct/ib/mlx5/emu; " .
+              "outside src/uct/ib/glue and src/emu; " .
               "call them through uct_ib_glue\n";
         exit 1;
     }

@@ -2,7 +2,9 @@
 # Build and run the gtest suite three ways, from the source tree:
 #   plain     --enable-debug build; then the same binary again as "repeat",
 #             REPEAT shuffled iterations in one process, so that a test which
-#             leaves state behind (or needs an earlier test's) fails
+#             leaves state behind (or needs an earlier test's) fails; and as
+#             "hwpath", the library on its default glue (rdma-core's calls)
+#             with the preload library standing in for the NIC
 #   asan      --enable-debug --enable-asan build, LeakSanitizer on,
 #             contrib/lsan.supp; then its preload library under
 #             contrib/dropin-check.sh as "dropin-asan"
@@ -12,7 +14,10 @@
 #             (contrib/tsan.supp, each entry with its proof)
 # plus the source checks and, on a release build installed in a prefix of its
 # own: install, cmake, dropin (contrib/dropin-check.sh: unmodified
-# ibverbs-utils and UCX 1.13.1 on the preload library) and coexist. Ends
+# ibverbs-utils and UCX 1.13.1 on the preload library), upstream
+# (contrib/upstream-check.sh: UCX 1.13.1 built stock and with our change,
+# UCX's gtest on both), compare (contrib/compare-ucx.sh, a benchmark that
+# must run and print its table) and coexist. Ends
 # with "N passed, N failed, N skipped" totalled over the legs; exits non-zero
 # if anything failed.
 #
@@ -368,6 +373,12 @@ if build plain --enable-debug; then
     GTEST_RANDOM_SEED=$repeat_seed \
         run_leg repeat "$build_root/plain"
     summary[${#summary[@]}-1]+="  seed $repeat_seed"
+    # The library on its default glue (rdma-core's calls, as on a cluster),
+    # the preload standing in for the NIC, every process it starts a host
+    # of the fabric the same way (docs/testing.md, "hwpath")
+    UCX_GTEST_GLUE=rdma-core \
+    LD_PRELOAD=$build_root/plain/src/emu/frontend/preload/.libs/libucx_mlx5_emu_preload.so \
+        run_leg hwpath "$build_root/plain"
     c_api_leg "$build_root/plain"
     run_leg valgrind "$build_root/plain" \
         valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
@@ -387,7 +398,7 @@ if build asan --enable-debug --enable-asan; then
     dropin_asan_log=$build_root/dropin-asan.log
     LSAN_OPTIONS="suppressions=$top/contrib/lsan.supp:print_suppressions=0" \
     DROPIN_ASAN=$build_root/asan \
-        "$top/contrib/dropin-check.sh" "$build_root/asan/src/uct/ib/mlx5/emu/.libs" \
+        "$top/contrib/dropin-check.sh" "$build_root/asan/src/emu/.libs" \
         >"$dropin_asan_log" 2>&1
     case $? in
     0)  pass_leg dropin-asan "the preload library under ASan+LSan: $(grep -c '^dropin: ok:' "$dropin_asan_log") checks, $(grep -c '^dropin: SKIPPED:' "$dropin_asan_log") skipped" ;;
@@ -428,6 +439,31 @@ if build install-build --prefix="$build_root/install-build/prefix"; then
         log "dropin: skipped" ;;
     *)  dropin_fail dropin "$dropin_log" "ibverbs-utils and UCX 1.13.1 on the preload library" ;;
     esac
+    # a benchmark, not a test: contrib/compare-ucx.sh must build and print
+    # its table (instructions per operation, Debian's UCX 1.13.1 beside this
+    # library); its ratios are printed, never asserted
+    compare_log=$build_root/compare-ucx.log
+    if timeout 1500 "$top/contrib/compare-ucx.sh" "$prefix" >"$compare_log" 2>&1 &&
+       grep -q '^am_lat work' "$compare_log"; then
+        sed -n '/^work  /,/^am_bw work/p' "$compare_log"
+        pass_leg compare "benchmark ran: $(awk '/^(connect \(|progress, nothing|am_lat work|put_bw work|am_bw work)/ {
+            sub(/,$/, "", $1); printf "%s%s %s", sep, $1, $NF; sep = ", "}' "$compare_log") (UCX/ours)"
+    else
+        check_fail compare "$compare_log" "contrib/compare-ucx.sh did not run to its table"
+    fi
+    # UCX 1.13.1 itself, stock and with our change (upstream/build.sh): the
+    # patch, and UCX's gtest on both through the installed preload library
+    upstream_log=$build_root/upstream.log
+    t0=$(date +%s)
+    log "upstream: UCX 1.13.1 stock and patched (upstream/build.sh)"
+    if "$top/contrib/upstream-check.sh" "$prefix" "$build_root/upstream" \
+            >"$upstream_log" 2>&1; then
+        pass_leg upstream "$(sed -n 's/^upstream: ok: //p' "$upstream_log")"
+    else
+        grep -E "^upstream|gtest_run.py|FAILED" "$upstream_log" | tail -40
+        count_fail upstream "$upstream_log" "UCX 1.13.1 stock and patched: $(sed -n 's/^upstream: FAILED: //p' "$upstream_log" | head -1)"
+    fi
+    log "upstream: $(elapsed $t0) s"
     if coexist_leg "$prefix" "$build_root"/*/; then
         system_ucx=$(ldconfig -p | awk '$1 ~ /^libuc[pst]\.so\.0$/ {print $1}' | sort -u | tr '\n' ' ')
         pass_leg coexist "only our libraries and headers, with ${system_ucx:-no distribution UCX (libucx0 libucx-dev) }installed"
@@ -439,6 +475,8 @@ else
     fail_leg cmake "build failed"
     fail_leg coexist "build failed"
     fail_leg dropin "build failed"
+    fail_leg compare "build failed"
+    fail_leg upstream "build failed"
 fi
 
 echo

@@ -4,9 +4,10 @@
 # ucx_connect_bench (connect rate, address handles, DevX commands, the stale
 # MAC scenario, and the transient/cached instruction ratio under callgrind),
 # the data path's message rate, and the stale-MAC bug side by side: the
-# uct_hello example on Debian's UCX 1.13.1 (through the drop-in preload
-# library) and on this library, as hosts of one emulated fabric, the
-# servers' MACs moved by ucx_emu.
+# uct_hello example on Debian's UCX 1.13.1 and on UCX 1.13.1 with our series
+# (when upstream/build.sh has built it), both through the drop-in preload
+# library, and on this library on its default glue with the same preload,
+# as hosts of one emulated fabric, the servers' MACs moved by ucx_emu.
 # Ends with a short report of the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,21 +69,36 @@ done
 # (run through the drop-in preload library) and against this library; each
 # server's MAC moves mid-stream (contrib/mac-move-run.sh)
 echo
-echo "== the stale MAC side by side: uct_hello on UCX 1.13.1 and on this library, one fabric, the servers' MACs moved by ucx_emu"
+echo "== the stale MAC side by side: uct_hello on UCX 1.13.1 stock and patched and on this library, one fabric, the servers' MACs moved by ucx_emu"
+# UCX 1.13.1 with our series, if upstream/build.sh has built it (its cache)
+patched_root=
+for d in $(ls -dt "${UCX_UPSTREAM_CACHE:-/var/cache/ucx-mlx5-upstream}"/build-* 2>/dev/null); do
+    if [ -f "$d/.done-patched" ] && [ -f "$d/patched/root/opt/ucx-1.13.1/include/uct/api/uct.h" ]; then
+        patched_root=$d/patched/root/opt/ucx-1.13.1
+        break
+    fi
+done
 fabric=demo-$$
-"$bin/ucx_emu" -f "$fabric" create -n 4
+"$bin/ucx_emu" -f "$fabric" create -n 6
 side_by_side=yes
-for lib in ucx-1.13.1 ours; do
+for lib in ucx-1.13.1 ucx-1.13.1-patched ours; do
     case $lib in
-    ucx-1.13.1) hosts="host0 host1" ;;
-    ours)       hosts="host2 host3" ;;
+    ucx-1.13.1)         hosts="host0 host1" ;;
+    ucx-1.13.1-patched) hosts="host2 host3" ;;
+    ours)               hosts="host4 host5" ;;
     esac
     if [ $lib = ucx-1.13.1 ] && [ ! -f /usr/include/uct/api/uct.h ]; then
         echo "UCX 1.13.1: Debian's libucx-dev is not installed" | tee "$out/mac-$lib.txt"
         side_by_side=no
         continue
     fi
+    if [ $lib = ucx-1.13.1-patched ] && [ -z "$patched_root" ]; then
+        echo "UCX 1.13.1 patched: not built here (upstream/build.sh builds it, about 10 minutes)" |
+            tee "$out/mac-$lib.txt"
+        continue
+    fi
     # shellcheck disable=SC2086 # two host names
+    UCX_PATCHED_ROOT=$patched_root \
     "$top/contrib/mac-move-run.sh" $lib "$prefix" "$fabric" $hosts "$out" \
         >"$out/mac-$lib.txt" || side_by_side=no
     echo "-- $lib (client):"
@@ -144,12 +160,13 @@ reconnects() {
 }
 echo
 echo "== the stale MAC side by side (two hosts each, one fabric, same steps: 60 greetings, the server's MAC moved after 20)"
-printf '  %-36s %-32s %s\n' "" "UCX 1.13.1 (Debian's libucx0)" "this library"
-side() { printf '  %-36s %-32s %s\n' "$1" "$2" "$3"; }
-side "greetings echoed, of 60" "$(mm ucx-1.13.1 echoed)" "$(mm ours echoed)"
-side "the live endpoint" "$(mm ucx-1.13.1 live)" "$(mm ours live)"
-side "reconnects" "$(reconnects ucx-1.13.1)" "$(reconnects ours)"
-side "MAC in the newest QP's INIT2RTR" "$(mm ucx-1.13.1 reconnect_mac)" "$(mm ours reconnect_mac)"
-side "the server's port's MAC now" "$(mm ucx-1.13.1 server_mac)" "$(mm ours server_mac)"
+side() { printf '  %-34s %-28s %-28s %s\n' "$1" "$2" "$3" "$4"; }
+side "" "UCX 1.13.1 (Debian's libucx0)" "UCX 1.13.1 + our series" "this library (default glue)"
+[ -n "$patched_root" ] || side "" "" "(not built: upstream/build.sh)" ""
+side "greetings echoed, of 60" "$(mm ucx-1.13.1 echoed)" "$(mm ucx-1.13.1-patched echoed)" "$(mm ours echoed)"
+side "the live endpoint" "$(mm ucx-1.13.1 live)" "$(mm ucx-1.13.1-patched live)" "$(mm ours live)"
+side "reconnects" "$(reconnects ucx-1.13.1)" "$(reconnects ucx-1.13.1-patched)" "$(reconnects ours)"
+side "MAC in the newest QP's INIT2RTR" "$(mm ucx-1.13.1 reconnect_mac)" "$(mm ucx-1.13.1-patched reconnect_mac)" "$(mm ours reconnect_mac)"
+side "the server's port's MAC now" "$(mm ucx-1.13.1 server_mac)" "$(mm ucx-1.13.1-patched server_mac)" "$(mm ours server_mac)"
 [ "$side_by_side" = yes ] || echo "  (a run did not complete: see $out/mac-*.txt)"
 echo "  (full outputs in $out)"

@@ -1,7 +1,7 @@
 #!/bin/bash
-# The drop-in front-end (design section 10) with unmodified programs: Debian's
-# ibverbs-utils run on the emulated devices and fabric through
-# LD_PRELOAD=<libdir>/libucx_mlx5_emu_preload.so.
+# The drop-in front-end (docs/architecture.md, section 9) with unmodified
+# programs: Debian's ibverbs-utils run on the emulated devices and fabric
+# through LD_PRELOAD=<libdir>/libucx_mlx5_emu_preload.so.
 #
 #   dropin-check.sh LIBDIR
 #
@@ -66,7 +66,7 @@ preload=$preload_lib # what LD_PRELOAD is
 asan=${DROPIN_ASAN:-}
 if [ -n "$asan" ]; then
     # a sanitizer report makes the program exit non-zero, which fails it
-    preload_lib=$asan/src/uct/ib/mlx5/emu/preload/.libs/libucx_mlx5_emu_preload.so
+    preload_lib=$asan/src/emu/frontend/preload/.libs/libucx_mlx5_emu_preload.so
     preload="$(cc -print-file-name=libasan.so) $preload_lib"
     LD_LIBRARY_PATH=$(find "$asan/src" -name .libs -type d | paste -sd:)
     export LD_LIBRARY_PATH ASAN_OPTIONS=detect_leaks=1

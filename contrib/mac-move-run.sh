@@ -10,7 +10,12 @@
 #
 # LIB     "ucx-1.13.1": Debian's UCX (libucx-dev), on the emulated device
 #                       through PREFIX's drop-in preload library
-#         "ours":       this library, installed in PREFIX
+#         "ucx-1.13.1-patched": UCX 1.13.1 built from Debian's source with
+#                       our series (upstream/build.sh), installed in
+#                       $UCX_PATCHED_ROOT, through the same preload
+#         "ours":       this library, installed in PREFIX, on its default
+#                       glue (rdma-core's calls, as on a cluster) with the
+#                       same preload standing in for the NIC
 # PREFIX  an installed tree of this project (its ucx_emu operates the fabric)
 # FABRIC  an existing fabric (ucx_emu create); SERVER and CLIENT are two of
 #         its hosts (host0, host1, ...)
@@ -51,6 +56,16 @@ ucx-1.13.1)
     run_env=(LD_PRELOAD="$prefix/lib/libucx_mlx5_emu_preload.so"
              UCX_WARN_UNUSED_ENV_VARS=n)
     ;;
+ucx-1.13.1-patched)
+    root=${UCX_PATCHED_ROOT:?UCX_PATCHED_ROOT: the patched UCX 1.13.1 install}
+    [ -f "$root/include/uct/api/uct.h" ] ||
+        { echo "mac-move-run: no UCX install in $root" >&2; exit 1; }
+    cc -std=c11 -O2 -I"$root/include" -o "$hello" "$src" -L"$root/lib" \
+        -luct -lucs -Wl,-rpath,"$root/lib" || exit 1
+    run_env=(LD_LIBRARY_PATH="$root/lib"
+             LD_PRELOAD="$prefix/lib/libucx_mlx5_emu_preload.so"
+             UCX_WARN_UNUSED_ENV_VARS=n)
+    ;;
 ours)
     # only this tree's headers: none from a distribution's UCX
     if cc -M -std=c11 -I"$prefix/include" "$src" | grep -qE '/usr/include/(ucs|uct)/'; then
@@ -59,7 +74,7 @@ ours)
     fi
     cc -std=c11 -O2 -I"$prefix/include" -o "$hello" "$src" -L"$prefix/lib" \
         -luct -lucs -Wl,-rpath,"$prefix/lib" || exit 1
-    run_env=(UCX_IB_GLUE=emulated)
+    run_env=(LD_PRELOAD="$prefix/lib/libucx_mlx5_emu_preload.so")
     ;;
 *)
     echo "mac-move-run: unknown library '$lib'" >&2
@@ -77,14 +92,14 @@ cleanup() {
 trap cleanup EXIT
 
 common=(UCX_IB_EMU_FABRIC="$fabric" UCX_RC_TIMEOUT=100ms "${run_env[@]}")
-env "${common[@]}" UCX_IB_EMU_HOST="$server" timeout $limit "$hello" \
+env -u UCX_IB_GLUE "${common[@]}" UCX_IB_EMU_HOST="$server" timeout $limit "$hello" \
     -p $port >"$slog" 2>&1 &
 spid=$!
 for _ in $(seq 100); do
     tcp_listening $port && break
     sleep 0.1
 done
-env "${common[@]}" UCX_IB_EMU_HOST="$client" timeout $limit "$hello" \
+env -u UCX_IB_GLUE "${common[@]}" UCX_IB_EMU_HOST="$client" timeout $limit "$hello" \
     -p $port -n 60 -i 20000 -r 3 localhost >"$clog" 2>&1 &
 cpid=$!
 for _ in $(seq 300); do

@@ -18,7 +18,7 @@
 
 /* Seconds on the monotonic clock: waits are bounded in time, not in polls,
  * since a loaded machine may not run the emulated NIC for a while */
-static double bench_now_sec(void)
+static inline double bench_now_sec(void)
 {
     struct timespec ts;
 
@@ -59,7 +59,7 @@ static uct_component_h bench_find_ib_component(void)
 /* Open @a tl on @a dev ("mlx5_0:1") with progress enabled: NULL, or what
  * failed with its status in *status_p (bench_iface_close then releases
  * what was made) */
-static const char *bench_iface_open(bench_iface_t *bi,
+static inline const char *bench_iface_open(bench_iface_t *bi,
                                     uct_component_h component,
                                     const char *dev, const char *tl,
                                     ucs_status_t *status_p)
@@ -121,7 +121,7 @@ static const char *bench_iface_open(bench_iface_t *bi,
     return (*status_p == UCS_OK) ? NULL : "the device address";
 }
 
-static void bench_iface_close(bench_iface_t *bi)
+static inline void bench_iface_close(bench_iface_t *bi)
 {
     free(bi->dev_addr);
     if (bi->iface != NULL) {

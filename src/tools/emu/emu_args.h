@@ -6,7 +6,7 @@
 #ifndef UCX_EMU_ARGS_H_
 #define UCX_EMU_ARGS_H_
 
-#include <uct/ib/mlx5/emu/emu.h>
+#include <emu/api/emu.h>
 
 #include <string>
 

@@ -13,7 +13,7 @@
 #ifndef UCX_EMU_SHOW_H_
 #define UCX_EMU_SHOW_H_
 
-#include <uct/ib/mlx5/emu/fabric_ctl.h>
+#include <emu/api/fabric_ctl.h>
 
 #include <cstdio>
 #include <string>

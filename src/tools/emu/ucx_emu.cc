@@ -1,8 +1,8 @@
 /*
  * ucx_emu: create, show, change and destroy a cross-process emulated fabric
- * (design section 9) from outside, through the admin API of the emulated
- * device (uct/ib/mlx5/emu/fabric_ctl.h). The tool never joins the fabric:
- * it works on the registry while its members run.
+ * (docs/architecture.md, section 8) from outside, through the admin API of
+ * the emulated device (emu/api/fabric_ctl.h). The tool never joins the
+ * fabric: it works on the registry while its members run.
  *
  * Exit status: 0 done, 1 the operation failed (one error line on stderr),
  * 2 bad usage (one error line on stderr).
@@ -10,7 +10,7 @@
 #include "emu_args.h"
 #include "emu_show.h"
 
-#include <uct/ib/mlx5/emu/fabric_ctl.h>
+#include <emu/api/fabric_ctl.h>
 #include <ucs/debug/log_def.h>
 
 #include <unistd.h>

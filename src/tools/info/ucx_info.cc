@@ -6,13 +6,14 @@
  * resources, interfaces). What that API does not tell about an IB port (link
  * layer, GID table, selected GID, emulated or not) comes from one internal
  * query function of the ib module, looked up in the module the component
- * came from (see uct/ib/base/ib_info.h), so this tool links no transport.
+ * came from (see uct/api/tools/ib_port_info.h), so this tool links no
+ * transport.
  * The counters of an emulated port come the same way from the emulated
- * device library the glue table loaded (uct/ib/mlx5/emu/port_stats.h).
+ * device library the glue table loaded (emu/api/port_stats.h).
  */
 #include <uct/api/uct.h>
-#include <uct/ib/base/ib_info.h>
-#include <uct/ib/mlx5/emu/port_stats.h>
+#include <uct/api/tools/ib_port_info.h>
+#include <emu/api/port_stats.h>
 #include <ucs/config/parser.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/lib_info.h>

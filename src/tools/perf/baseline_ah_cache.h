@@ -17,7 +17,7 @@
 #ifndef UCX_CONNECT_BENCH_BASELINE_AH_CACHE_H_
 #define UCX_CONNECT_BENCH_BASELINE_AH_CACHE_H_
 
-#include <uct/ib/glue/glue.h>
+#include <uct/api/tools/ib_glue.h>
 
 #include <string>
 #include <vector>

@@ -22,7 +22,7 @@
 #ifndef UCX_CONNECT_BENCH_PROBE_H_
 #define UCX_CONNECT_BENCH_PROBE_H_
 
-#include <uct/ib/glue/glue.h>
+#include <uct/api/tools/ib_glue.h>
 
 #include <cstdint>
 #include <map>

@@ -177,6 +177,7 @@ ucs_status_t channel::send_line(const std::string &line)
     const std::string l = line + "\n";
     size_t            done = 0;
 
+    // bounded: each send advances done or fails
     while (done < l.size()) {
         ssize_t n = send(m_fd, l.data() + done, l.size() - done, MSG_NOSIGNAL);
         if (n < 0) {

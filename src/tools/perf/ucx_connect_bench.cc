@@ -7,15 +7,17 @@
  *  - default: rc_mlx5 endpoints through the public API (uct_ep_create,
  *    uct_ep_get_address, uct_ep_connect_to_ep);
  *  - -k K: multi-channel endpoints of K DevX QPs each, connected with the
- *    connect helper uct_rc_mlx5_iface_common_devx_connect_qps(), one call
- *    (one destination resolution) per endpoint;
+ *    connect helper (uct_rc_mlx5_tool_connect_qps()), one call (one
+ *    destination resolution) per endpoint;
  *  - -b: the same helper-level connects once more with the baseline: AHs
  *    kept per destination and looked up at every connect, the way the
  *    library's AH cache worked before connects resolved the destination
  *    with a transient AH (baseline_ah_cache.h). The baseline lives only
  *    here: it reads the cached AH's address vector and calls the helper's
- *    two halves, uct_rc_mlx5_roce_path_from_av() and
- *    uct_rc_mlx5_iface_common_devx_connect_path().
+ *    two halves (uct_rc_mlx5_tool_connect_qps_av()).
+ *
+ * Below the public API it goes through the library's declared interface for
+ * its tools, uct/api/tools/rc_mlx5_connect.h.
  *
  * Everything the library asks of the device is counted by a glue table in
  * front of the selected one (bench_probe.h), on hardware and on the emulated
@@ -25,10 +27,9 @@
 #include "baseline_ah_cache.h"
 #include "bench_probe.h"
 
+#include <uct/api/tools/rc_mlx5_connect.h>
 #include <uct/api/uct.h>
-#include <uct/ib/base/ib_iface.h>
-#include <uct/ib/mlx5/emu/emu.h>
-#include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
+#include <emu/api/emu.h>
 
 #include <chrono>
 #include <cerrno>
@@ -229,20 +230,29 @@ bool split_port(const std::string &name, std::string *dev_p, uint8_t *port_p)
  * The two sides
  */
 
+struct qp_deleter {
+    void operator()(uct_rc_mlx5_tool_qp_t *qp) const
+    {
+        uct_rc_mlx5_tool_qp_destroy(qp);
+    }
+};
+
+using qp_ptr = std::unique_ptr<uct_rc_mlx5_tool_qp_t, qp_deleter>;
+
 struct side {
-    std::string                dev_name;   /* "mlx5_0:1" */
-    uct_md_h                   md    = nullptr;
-    uct_iface_h                iface = nullptr;
-    uct_rc_mlx5_iface          *rc   = nullptr; /* the same, internal view */
-    std::vector<uint8_t>       dev_addr;
-    size_t                     ep_addr_len = 0;
+    std::string                   dev_name;   /* "mlx5_0:1" */
+    uct_md_h                      md    = nullptr;
+    uct_iface_h                   iface = nullptr;
+    uct_rc_mlx5_tool_iface_info_t info  = {}; /* below the public API */
+    std::vector<uint8_t>          dev_addr;
+    size_t                        ep_addr_len = 0;
 
     /* endpoint mode */
-    std::vector<uct_ep_h>      eps;
-    std::vector<uint8_t>       ep_addrs;   /* ep_addr_len bytes each */
+    std::vector<uct_ep_h>         eps;
+    std::vector<uint8_t>          ep_addrs;   /* ep_addr_len bytes each */
 
     /* multi-channel mode: all phases' QPs, destroyed at the end */
-    std::vector<std::unique_ptr<uct_ib_mlx5_devx_qp>> qps;
+    std::vector<qp_ptr>           qps;
 
     ~side()
     {
@@ -258,7 +268,7 @@ struct side {
         }
     }
 
-    bool roce() const { return rc->md->dev->is_port_roce(rc->port_num); }
+    bool roce() const { return info.roce; }
 };
 
 ucs_status_t open_side(uct_component_h component, uct_worker_h worker,
@@ -317,7 +327,7 @@ ucs_status_t open_side(uct_component_h component, uct_worker_h worker,
                 ucs_status_string(status));
         return status;
     }
-    s->rc = static_cast<uct_rc_mlx5_iface*>(s->iface);
+    uct_rc_mlx5_tool_iface_info(s->iface, &s->info);
 
     status = uct_iface_query(s->iface, &attr);
     if (status != UCS_OK) {
@@ -607,7 +617,7 @@ ucs_status_t phase_runner::run_endpoints(phase_result *res)
     }
 
     for (unsigned i = warmup_eps; i < total; ++i) {
-        a_qpns.push_back(uct_rc_mlx5_ep_addr_unpack(
+        a_qpns.push_back(uct_rc_mlx5_tool_ep_addr_qpn(
                 reinterpret_cast<const uct_ep_addr_t*>(
                         &m_a.ep_addrs[i * m_a.ep_addr_len])));
     }
@@ -689,16 +699,16 @@ ucs_status_t phase_runner::run_channels(resolution how, phase_result *res)
 
         first[dir] = s.qps.size();
         for (unsigned i = 0; i < total * k; ++i) {
-            std::unique_ptr<uct_ib_mlx5_devx_qp> qp;
+            uct_rc_mlx5_tool_qp_t *qp;
 
-            status = uct_rc_mlx5_iface_create_devx_qp(s.rc, m_opts.queue_len,
-                                                      m_opts.queue_len, &qp);
+            status = uct_rc_mlx5_tool_qp_create(s.iface, m_opts.queue_len,
+                                                m_opts.queue_len, &qp);
             if (status != UCS_OK) {
                 fprintf(stderr, "cannot create QP %u of %s: %s\n", i,
                         s.dev_name.c_str(), ucs_status_string(status));
                 return status;
             }
-            s.qps.push_back(std::move(qp));
+            s.qps.emplace_back(qp);
         }
     }
     for (int dir = 0; dir < 2; ++dir) {
@@ -707,26 +717,27 @@ ucs_status_t phase_runner::run_channels(resolution how, phase_result *res)
 
         for (unsigned i = 0; i < total * k; ++i) {
             peers[dir].push_back({from.qps[first[dir] + i].get(),
-                                  to.qps[first[1 - dir] + i]->qpn()});
+                                  uct_rc_mlx5_tool_qp_num(
+                                          to.qps[first[1 - dir] + i].get())});
         }
-        uct_ib_iface_fill_ah_attr(from.rc, dev_addr_of(to), 0, &attr[dir]);
+        uct_rc_mlx5_tool_ah_attr(from.iface, dev_addr_of(to), 0, &attr[dir]);
     }
     for (unsigned i = warmup_eps * k; i < total * k; ++i) {
-        a_qpns.push_back(peers[0][i].qp->qpn());
+        a_qpns.push_back(uct_rc_mlx5_tool_qp_num(peers[0][i].qp));
     }
 
     if (how == resolution::cached) {
         for (int dir = 0; dir < 2; ++dir) {
-            const side                       &from   = dir ? m_b : m_a;
-            const uct_rc_mlx5_iface_common_t *common = &from.rc->common;
+            const side                          &from = dir ? m_b : m_a;
+            const uct_rc_mlx5_tool_iface_info_t &info = from.info;
 
             /* the key the connect helper would build at every connect;
              * built once here, which only favours the baseline */
             cache_key[dir]                = attr[dir];
             cache_key[dir].is_global      = 1;
-            cache_key[dir].port_num       = common->port_num;
-            cache_key[dir].grh.sgid_index = common->gid_info.gid_index;
-            cache[dir].reset(new bench::baseline_ah_cache(common->pd,
+            cache_key[dir].port_num       = info.port_num;
+            cache_key[dir].grh.sgid_index = info.gid_index;
+            cache[dir].reset(new bench::baseline_ah_cache(info.pd,
                                                           from.dev_name));
         }
     }
@@ -734,23 +745,18 @@ ucs_status_t phase_runner::run_channels(resolution how, phase_result *res)
     /* Endpoint pair i, both ways, one helper call per endpoint */
     auto connect_pair = [&](unsigned i) {
         for (int dir = 0; dir < 2; ++dir) {
-            const uct_rc_mlx5_iface     *rc       = (dir ? m_b : m_a).rc;
+            uct_iface_h                      iface    = (dir ? m_b : m_a).iface;
             const uct_rc_mlx5_qp_peer_t *ep_peers = &peers[dir][i * k];
-            struct mlx5_wqe_av          av;
-            uct_ib_mlx5_address_path_t  path;
-            ucs_status_t                ret;
+            struct mlx5_wqe_av               av;
+            ucs_status_t                     ret;
 
             bench::instr::region_enter();
             if (how == resolution::transient) {
-                ret = uct_rc_mlx5_iface_common_devx_connect_qps(
-                        &rc->common, ep_peers, k, &attr[dir], rc->path_mtu, 0,
-                        rc->rc.max_rd_atomic);
+                ret = uct_rc_mlx5_tool_connect_qps(iface, ep_peers, k,
+                                                   &attr[dir]);
             } else if (cache[dir]->get_av(cache_key[dir], &av)) {
-                uct_rc_mlx5_roce_path_from_av(&rc->common, &av, attr[dir].sl,
-                                              &path);
-                ret = uct_rc_mlx5_iface_common_devx_connect_path(
-                        &rc->common, ep_peers, k, &path, rc->path_mtu, 0,
-                        rc->rc.max_rd_atomic);
+                ret = uct_rc_mlx5_tool_connect_qps_av(iface, ep_peers, k, &av,
+                                                      attr[dir].sl);
             } else {
                 ret = UCS_ERR_IO_ERROR;
             }
@@ -1062,14 +1068,12 @@ int run(const options &opts)
         }
 
         if (status == UCS_OK) {
-            const auto &gid = a.rc->gid_info;
             printf("ucx_connect_bench: %s <-> %s%s, %s", local.c_str(),
                    peer.c_str(), inner->emulated ? " (emulated)" : "",
                    a.roce() ? "Ethernet" : "InfiniBand");
             if (a.roce()) {
                 printf(", %s, GID index %u",
-                       uct_ib_roce_version_str(gid.roce_info.ver),
-                       gid.gid_index);
+                       a.info.roce_version, a.info.gid_index);
             }
             printf("\n%u endpoints per side, %s\n", opts.num_eps,
                    (opts.channels == 0) ? "rc_mlx5 through the public API" :

@@ -20,9 +20,9 @@
  * Emulated device only, private to the process (it sets
  * UCX_IB_EMU_FABRIC=none); build without --enable-debug to measure.
  */
-#include <uct/ib/glue/glue.h>
-#include <uct/ib/mlx5/dv/wqe_ext.h>
-#include <uct/ib/mlx5/emu/emu.h>
+#include <uct/api/tools/ib_mlx5_ring.h>
+#include <uct/api/tools/ib_glue.h>
+#include <emu/api/emu.h>
 
 #include <infiniband/mlx5dv.h>
 

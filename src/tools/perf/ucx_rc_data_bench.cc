@@ -15,7 +15,7 @@
 #include "bench_probe.h"
 
 #include <uct/api/uct.h>
-#include <uct/ib/mlx5/emu/emu.h>
+#include <emu/api/emu.h>
 
 #include <chrono>
 #include <cstdio>

@@ -7,10 +7,12 @@
 #include <ucs/debug/log_def.h>
 
 #include <climits>
+#include <exception>
 #include <memory>
 #include <new>
 
-uct_progress_queue::uct_progress_queue() : m_current(new snapshot())
+uct_progress_queue::uct_progress_queue(bool single_thread) :
+    m_current(new snapshot{nullptr}), m_single(single_thread)
 {
 }
 
@@ -19,10 +21,10 @@ uct_progress_queue::~uct_progress_queue()
     snapshot *current = m_current.load();
 
     for (node *n : *current) {
-        delete n;
+        delete n; /* the sentinel too: deleting NULL does nothing */
     }
     delete current;
-    reclaim_locked(); /* no dispatch can be running */
+    free_retired_locked(); /* no dispatch can be running */
 }
 
 uct_worker_cb_id_t uct_progress_queue::add(ucs_callback_t func, void *arg,
@@ -33,7 +35,8 @@ uct_worker_cb_id_t uct_progress_queue::add(ucs_callback_t func, void *arg,
     uct_worker_cb_id_t id = m_next_id;
     std::unique_ptr<node> n(new node{func, arg, flags, id, {false}});
 
-    next->push_back(n.get());
+    next->back() = n.get();
+    next->push_back(nullptr);
     m_retired.reserve(m_retired.size() + 1);
     n.release();
     publish_locked(next.release());
@@ -46,7 +49,7 @@ bool uct_progress_queue::remove(uct_worker_cb_id_t id)
     std::lock_guard<std::mutex> guard(m_lock);
 
     for (node *n : *m_current.load()) {
-        if ((n->id == id) && !n->removed.exchange(true)) {
+        if ((n != nullptr) && (n->id == id) && !n->removed.exchange(true)) {
             unlink_locked(n);
             return true;
         }
@@ -55,11 +58,17 @@ bool uct_progress_queue::remove(uct_worker_cb_id_t id)
 }
 
 /* A oneshot callback, marked removed by the dispatch that called it */
-void uct_progress_queue::remove_oneshot(node *n)
+void uct_progress_queue::remove_oneshot(node *n) noexcept
 {
-    std::lock_guard<std::mutex> guard(m_lock);
+    try {
+        std::lock_guard<std::mutex> guard(m_lock);
 
-    unlink_locked(n);
+        unlink_locked(n);
+    } catch (const std::exception &e) {
+        /* marked removed: it stays in the list, never called again */
+        ucs_error("progress callback %p: cannot unlink it: %s",
+                  reinterpret_cast<void*>(n->func), e.what());
+    }
 }
 
 /* Out of the list; a dispatch may still hold the node: it is freed with
@@ -72,7 +81,7 @@ void uct_progress_queue::unlink_locked(node *gone)
     next->reserve(current->size());
     for (node *n : *current) {
         if (n != gone) {
-            next->push_back(n);
+            next->push_back(n); /* the sentinel included */
         }
     }
     m_removed.push_back(gone);
@@ -84,20 +93,25 @@ void uct_progress_queue::publish_locked(snapshot *next)
 {
     m_retired.push_back(m_current.exchange(next));
     m_retiring.store(true);
-    reclaim_locked();
+    if (!m_single) {
+        reclaim_locked();
+    }
 }
 
 /*
- * A dispatch counts itself in m_walkers before it loads m_current: seeing
- * no walker after the exchange of m_current, nobody can hold an old one
- * (every access is sequentially consistent)
+ * A shared queue's dispatch counts itself in m_walkers before it loads
+ * m_current: seeing no walker after the exchange of m_current, nobody can
+ * hold an old one (every access is sequentially consistent)
  */
 void uct_progress_queue::reclaim_locked()
 {
-    if (m_walkers.load() != 0) {
-        return;
+    if (m_walkers.load() == 0) {
+        free_retired_locked();
     }
+}
 
+void uct_progress_queue::free_retired_locked()
+{
     for (snapshot *old : m_retired) {
         delete old;
     }
@@ -106,22 +120,21 @@ void uct_progress_queue::reclaim_locked()
     }
     m_retired.clear();
     m_removed.clear();
-    m_retiring.store(false);
+    m_retiring.store(false, std::memory_order_relaxed);
 }
 
-unsigned uct_progress_queue::dispatch()
+__attribute__((always_inline)) inline unsigned
+uct_progress_queue::walk(const snapshot &current)
 {
     unsigned count = 0;
-    const snapshot *current;
+    node *n;
 
-    m_walkers.fetch_add(1);
-    current = m_current.load();
-    for (node *n : *current) {
-        if (n->removed.load(std::memory_order_acquire)) {
+    for (node *const *p = current.data(); (n = *p) != nullptr; ++p) {
+        if (ucs_unlikely(n->removed.load(std::memory_order_acquire))) {
             continue;
         }
 
-        if (n->flags & UCS_CALLBACKQ_FLAG_ONESHOT) {
+        if (ucs_unlikely(n->flags & UCS_CALLBACKQ_FLAG_ONESHOT)) {
             if (n->removed.exchange(true)) {
                 continue; /* another dispatch took it */
             }
@@ -131,7 +144,29 @@ unsigned uct_progress_queue::dispatch()
         }
         count += n->func(n->arg);
     }
+    return count;
+}
 
+unsigned uct_progress_queue::dispatch() noexcept
+{
+    unsigned count;
+
+    if (ucs_likely(m_single)) {
+        /* the dispatching thread frees what an add or a remove retired,
+         * when none of its own dispatches is walking */
+        if (ucs_unlikely(m_retiring.load(std::memory_order_relaxed)) &&
+            (m_depth == 0)) {
+            std::lock_guard<std::mutex> guard(m_lock);
+            free_retired_locked();
+        }
+        ++m_depth;
+        count = walk(*m_current.load(std::memory_order_acquire));
+        --m_depth;
+        return count;
+    }
+
+    m_walkers.fetch_add(1);
+    count = walk(*m_current.load());
     if ((m_walkers.fetch_sub(1) == 1) && m_retiring.load()) {
         std::lock_guard<std::mutex> guard(m_lock);
         reclaim_locked();
@@ -143,7 +178,7 @@ size_t uct_progress_queue::size() const
 {
     std::lock_guard<std::mutex> guard(m_lock);
 
-    return m_current.load()->size();
+    return m_current.load()->size() - 1; /* the sentinel */
 }
 
 
@@ -166,10 +201,8 @@ ucs_status_t uct_worker_create(ucs_async_context_t *async,
             return UCS_ERR_INVALID_PARAM;
         }
 
-        worker              = new uct_worker();
-        worker->async       = async;
-        worker->thread_mode = thread_mode;
-        *worker_p           = worker;
+        worker    = new uct_worker(async, thread_mode);
+        *worker_p = worker;
         return UCS_OK;
     });
 }
@@ -194,9 +227,7 @@ void uct_worker_destroy(uct_worker_h worker)
 
 unsigned uct_worker_progress(uct_worker_h worker)
 {
-    return uct::value_guard(__func__, 0u, [worker]() {
-        return worker->progress_q.dispatch();
-    });
+    return worker->progress_q.dispatch(); /* never throws */
 }
 
 void uct_worker_progress_register_safe(uct_worker_h worker, ucs_callback_t func,

@@ -20,11 +20,16 @@
  * A dispatch takes no lock: it walks an immutable snapshot of the list, and
  * each callback's node says whether it was removed. Adding and removing
  * publish a new snapshot under the lock; the old ones, and the removed
- * nodes, are freed once no dispatch is walking any (m_walkers is 0).
+ * nodes, are freed once no dispatch is walking any. A queue of a worker of
+ * one thread (UCS_THREAD_MODE_SINGLE) is dispatched by that thread only,
+ * so that thread frees them, when it enters a dispatch that is not nested
+ * in another: its dispatch does no atomic read-modify-write. A queue of a
+ * shared worker counts the dispatches walking (m_walkers), and the last one
+ * out, or the next add or remove, frees them.
  */
 class uct_progress_queue {
 public:
-    uct_progress_queue();
+    explicit uct_progress_queue(bool single_thread = false);
     ~uct_progress_queue();
     uct_progress_queue(const uct_progress_queue&)            = delete;
     uct_progress_queue &operator=(const uct_progress_queue&) = delete;
@@ -36,7 +41,7 @@ public:
     bool remove(uct_worker_cb_id_t id);
 
     /** Call every callback once; the sum of what they returned. */
-    unsigned dispatch();
+    unsigned dispatch() noexcept;
 
     /** How many callbacks are registered. */
     size_t size() const;
@@ -50,12 +55,14 @@ private:
         std::atomic<bool>  removed;
     };
 
-    typedef std::vector<node*> snapshot;
+    typedef std::vector<node*> snapshot; /* ends with a NULL sentinel */
 
-    void remove_oneshot(node *n);
+    void remove_oneshot(node *n) noexcept;
     void unlink_locked(node *gone);
     void publish_locked(snapshot *next);
     void reclaim_locked();
+    void free_retired_locked();
+    inline unsigned walk(const snapshot &current);
 
     mutable std::mutex     m_lock;
     std::atomic<snapshot*> m_current;
@@ -64,6 +71,8 @@ private:
     std::vector<snapshot*> m_retired;     /* no longer current */
     std::vector<node*>     m_removed;     /* out of the current snapshot */
     uct_worker_cb_id_t     m_next_id = 0;
+    const bool             m_single;      /* one thread dispatches */
+    unsigned               m_depth = 0;   /* m_single: dispatches running */
 };
 
 
@@ -71,6 +80,12 @@ struct uct_worker {
     ucs_async_context_t *async;       /**< may be NULL */
     ucs_thread_mode_t   thread_mode;
     uct_progress_queue  progress_q;
+
+    uct_worker(ucs_async_context_t *a, ucs_thread_mode_t mode) :
+        async(a), thread_mode(mode),
+        progress_q(mode == UCS_THREAD_MODE_SINGLE)
+    {
+    }
 };
 
 #endif

@@ -9,6 +9,8 @@
 
 #include <uct/api/uct.h>
 #include <uct/api/v2/uct_v2.h>
+#include "uct/uct_test_util.h"
+
 #include <uct/base/uct_component.h>
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_md.h>
@@ -521,22 +523,7 @@ protected:
     /* The fake component, found by name in the public list */
     static uct_component_h fake()
     {
-        uct_component_h *components;
-        unsigned        num_components;
-        uct_component_h found = nullptr;
-
-        EXPECT_EQ(UCS_OK, uct_query_components(&components, &num_components));
-        for (unsigned i = 0; i < num_components; ++i) {
-            uct_component_attr_t attr = {};
-
-            attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-            EXPECT_EQ(UCS_OK, uct_component_query(components[i], &attr));
-            if (std::string(attr.name) == "gtfake") {
-                found = components[i];
-            }
-        }
-        uct_release_component_list(components);
-        return found;
+        return ucs::find_component("gtfake");
     }
 
     static uct_md_config_t *read_md_config(const char *env_prefix = nullptr)
@@ -560,11 +547,12 @@ protected:
         uct_config_release(own);
     }
 
-    void create_worker()
+    void create_worker(ucs_thread_mode_t mode = UCS_THREAD_MODE_SINGLE)
     {
-        ASSERT_EQ(UCS_OK, uct_worker_create(nullptr, UCS_THREAD_MODE_SINGLE,
-                                            &m_worker));
+        ASSERT_EQ(UCS_OK, uct_worker_create(nullptr, mode, &m_worker));
     }
+
+    void callbacks_change_under_progress(ucs_thread_mode_t mode);
 
     static uct_iface_params_t device_params(const char *dev_name,
                                             const char *tl_name = "gtfake")
@@ -1403,7 +1391,7 @@ TEST_F(test_uct_core, worker_callback_removed_during_progress)
 /* Callbacks come and go from another thread while this one progresses the
  * worker: each registered callback runs, nothing is called after the
  * list dropped it for good, and the sanitizers see no race */
-TEST_F(test_uct_core, worker_callbacks_change_under_a_progressing_thread)
+void test_uct_core::callbacks_change_under_progress(ucs_thread_mode_t mode)
 {
     constexpr unsigned ROUNDS = 200;
     counter steady;
@@ -1415,7 +1403,7 @@ TEST_F(test_uct_core, worker_callbacks_change_under_a_progressing_thread)
         return 1;
     };
 
-    create_worker();
+    create_worker(mode);
     uct_worker_progress_register_safe(m_worker, counter::callback, &steady, 0,
                                       &id_steady);
 
@@ -1449,6 +1437,18 @@ TEST_F(test_uct_core, worker_callbacks_change_under_a_progressing_thread)
     EXPECT_EQ(progressed + 1, steady.calls);
     uct_worker_progress_unregister_safe(m_worker, &id_steady);
     EXPECT_EQ(0u, uct_worker_progress(m_worker));
+}
+
+/* A worker of one thread frees what the other thread retired itself; a
+ * shared one counts its walkers */
+TEST_F(test_uct_core, worker_callbacks_change_under_a_progressing_thread)
+{
+    callbacks_change_under_progress(UCS_THREAD_MODE_SINGLE);
+}
+
+TEST_F(test_uct_core, shared_worker_callbacks_change_under_a_progressing_thread)
+{
+    callbacks_change_under_progress(UCS_THREAD_MODE_MULTI);
 }
 
 TEST_F(test_uct_core, worker_create_errors)

@@ -5,7 +5,7 @@
 #ifndef UCT_IB_DEVICE_H_
 #define UCT_IB_DEVICE_H_
 
-#include <uct/ib/glue/glue.h>
+#include <uct/api/tools/ib_glue.h>
 #include <ucs/type/status.h>
 
 #include <netinet/in.h>

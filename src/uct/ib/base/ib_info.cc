@@ -1,9 +1,11 @@
 /*
- * Port descriptions for tools; see ib_info.h.
+ * Port descriptions for tools, the library's side of the declared interface
+ * uct/api/tools/ib_port_info.h.
  */
-#include "ib_info.h"
 #include "ib_gid.h"
 #include "ib_iface.h"
+
+#include <uct/api/tools/ib_port_info.h>
 
 #include <ucs/debug/log_def.h>
 

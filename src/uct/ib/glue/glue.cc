@@ -3,7 +3,7 @@
  * open/close wrappers. This file and the emulator are the only places that
  * name rdma-core functions (buildlib/check-rdma-core-calls.sh enforces it).
  */
-#include "glue.h"
+#include <uct/api/tools/ib_glue.h>
 
 #include <ucs/config/parser.h>
 #include <ucs/debug/assert.h>

@@ -52,7 +52,10 @@ uint16_t provider_udp_sport(uint32_t fl)
 void emu_test::init()
 {
     set_topology(topology(UCT_IB_EMU_GID_ROCE_V1 | UCT_IB_EMU_GID_ROCE_V2));
-    ASSERT_EQ(UCS_OK, uct_ib_glue_install(&uct_ib_emu_glue_ops));
+    /* on the hwpath, rdma-core's calls, which the preload serves */
+    ASSERT_EQ(UCS_OK, uct_ib_glue_install(ucs::hwpath() ?
+                                          &uct_ib_glue_rdma_core_ops :
+                                          &uct_ib_emu_glue_ops));
 }
 
 void emu_test::cleanup()
@@ -146,6 +149,57 @@ union ibv_gid link_test::expected_gid(const peer &p) const
     memcpy(&gid.raw[0], &prefix, 8);
     memcpy(&gid.raw[8], &guid, 8);
     return gid;
+}
+
+void link_test::expect_connected_qpc(uint32_t qpn, const peer &from,
+                                     const peer &to, uint32_t dest_qpn,
+                                     const qpc_expect &e) const
+{
+    uct_ib_emu_qp_info_t info = {};
+    union ibv_gid rgid        = expected_gid(to);
+
+    SCOPED_TRACE(port_name(from) + " qp " + std::to_string(qpn) + " -> " +
+                 port_name(to) + " qp " + std::to_string(dest_qpn));
+    ASSERT_EQ(UCS_OK, uct_ib_emu_qp_info(qpn, &info));
+    EXPECT_EQ(from.dev, info.device);
+    EXPECT_TRUE(info.devx);
+    EXPECT_EQ(0x3, info.state) << "RTS";
+    EXPECT_EQ(dest_qpn, info.remote_qpn);
+    EXPECT_EQ(e.mtu, info.mtu);
+    EXPECT_NE(0, info.log_msg_max);
+    EXPECT_EQ(1, info.primary.vhca_port_num);
+    EXPECT_EQ(1, info.rre);
+    EXPECT_EQ(1, info.rwe);
+    EXPECT_EQ(1, info.rae);
+    EXPECT_EQ(e.log_rd, info.log_rra_max);
+    EXPECT_EQ(e.log_rd, info.log_sra_max);
+    EXPECT_EQ(e.min_rnr_nak, info.min_rnr_nak);
+    EXPECT_EQ(7, info.retry_count);
+    EXPECT_EQ(7, info.rnr_retry);
+    EXPECT_EQ(e.ack_timeout, info.ack_timeout);
+    EXPECT_EQ(0, info.primary.fl);
+
+    if (!roce()) {
+        EXPECT_EQ(to.lid, info.primary.rlid);
+        EXPECT_EQ(0, info.primary.mlid);
+        EXPECT_EQ(e.sl, info.primary.sl);
+        EXPECT_EQ(0, info.primary.grh) << "one subnet: no GRH";
+        EXPECT_EQ(uct_ib_emu_mac_t{}, info.primary.rmac);
+        return;
+    }
+
+    EXPECT_EQ(to.mac, info.primary.rmac);
+    EXPECT_EQ(0, memcmp(rgid.raw, info.primary.rgid.data(), 16));
+    EXPECT_EQ(e.hop_limit, info.primary.hop_limit);
+    EXPECT_EQ(expected_gid_index(), info.primary.src_addr_index);
+    EXPECT_EQ(e.sl, info.primary.eth_prio);
+    if (GetParam() == link_layer::roce_v2) {
+        EXPECT_EQ(e.udp_sport, info.primary.udp_sport);
+        EXPECT_EQ(e.tclass >> 2, info.primary.dscp);
+    } else {
+        EXPECT_EQ(0, info.primary.udp_sport) << "RoCEv1 has no UDP header";
+        EXPECT_EQ(0, info.primary.dscp);
+    }
 }
 
 } // namespace ib_test

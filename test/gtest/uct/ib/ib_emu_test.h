@@ -7,10 +7,11 @@
 #ifndef UCT_IB_EMU_TEST_H_
 #define UCT_IB_EMU_TEST_H_
 
+#include <common/hwpath.h>
 #include <common/test.h>
 
-#include <uct/ib/glue/glue.h>
-#include <uct/ib/mlx5/emu/emu.h>
+#include <uct/api/tools/ib_glue.h>
+#include <emu/api/emu.h>
 
 #include <arpa/inet.h>
 #include <cstring>
@@ -78,6 +79,24 @@ protected:
 
     /** The GID peers use to reach @a p (RoCE: the IPv4 one). */
     union ibv_gid expected_gid(const peer &p) const;
+
+    /* What a DevX RC QP connected by the connect helper holds, beyond what
+     * the fabric says: the knobs the test connected it with */
+    struct qpc_expect {
+        uint8_t  mtu;          /* IB encoding */
+        uint8_t  log_rd;       /* log_rra_max and log_sra_max */
+        uint8_t  min_rnr_nak;
+        uint8_t  ack_timeout;
+        uint8_t  hop_limit;
+        uint8_t  sl;           /* InfiniBand sl, RoCE eth_prio */
+        uint8_t  tclass;       /* RoCEv2: dscp << 2 */
+        uint16_t udp_sport;    /* RoCEv2 */
+    };
+
+    /** The QP context of @a from's QP @a qpn, connected to @a to's QP
+     *  @a dest_qpn as @a e says, read back from the emulated device. */
+    void expect_connected_qpc(uint32_t qpn, const peer &from, const peer &to,
+                              uint32_t dest_qpn, const qpc_expect &e) const;
 };
 
 #define UCT_IB_INSTANTIATE_LINK_TEST(_fixture) \

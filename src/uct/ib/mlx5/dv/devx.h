@@ -7,7 +7,7 @@
 #ifndef UCT_IB_MLX5_DEVX_H_
 #define UCT_IB_MLX5_DEVX_H_
 
-#include <uct/ib/glue/glue.h>
+#include <uct/api/tools/ib_glue.h>
 #include <ucs/debug/log_def.h>
 
 #include <cstdint>

@@ -3,7 +3,6 @@
 #include <ucs/debug/log_def.h>
 
 #include <cerrno>
-#include <fcntl.h>
 #include <new>
 #include <string>
 
@@ -26,82 +25,6 @@ ucs_status_t uct_ib_mlx5_get_pdn(const uct_ib_device &dev, uint8_t port_num,
 
     *pdn_p = dv_pd.pdn;
     return UCS_OK;
-}
-
-ucs_status_t uct_ib_comp_channel::create(const uct_ib_device &dev,
-                                         uint8_t port_num,
-                                         uct_ib_comp_channel **channel_p)
-{
-    uct_ib_comp_channel *ch;
-    int                 flags;
-
-    ch = new (std::nothrow) uct_ib_comp_channel(dev, port_num);
-    if (ch == nullptr) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    ch->m_channel = uct_ib_glue->create_comp_channel(dev.context());
-    if (ch->m_channel == nullptr) {
-        const int         err  = errno; /* before the name is built */
-        const std::string name = dev.port_name(port_num);
-
-        errno = err;
-        ucs_error("create_comp_channel(%s) failed: %m", name.c_str());
-        delete ch;
-        return (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
-    }
-
-    flags = fcntl(ch->fd(), F_GETFL);
-    if ((flags < 0) || (fcntl(ch->fd(), F_SETFL, flags | O_NONBLOCK) < 0)) {
-        const int         err  = errno; /* before the name is built */
-        const std::string name = dev.port_name(port_num);
-
-        errno = err;
-        ucs_error("fcntl(%s, completion channel fd %d, O_NONBLOCK) failed: %m",
-                  name.c_str(), ch->fd());
-        delete ch;
-        return UCS_ERR_IO_ERROR;
-    }
-
-    *channel_p = ch;
-    return UCS_OK;
-}
-
-uct_ib_comp_channel::~uct_ib_comp_channel()
-{
-    int ret;
-
-    if (m_channel == nullptr) {
-        return;
-    }
-
-    ret = uct_ib_glue->destroy_comp_channel(m_channel);
-    if (ret != 0) {
-        errno = ret;
-        ucs_warn("destroy_comp_channel(%s) failed: %m",
-                 m_dev.port_name(m_port_num).c_str());
-    }
-}
-
-struct ibv_cq *uct_ib_comp_channel::get_event() const
-{
-    struct ibv_cq *cq;
-    void          *context;
-
-    if (uct_ib_glue->get_cq_event(m_channel, &cq, &context) != 0) {
-        const int err = errno;
-
-        if ((err != EAGAIN) && (err != EWOULDBLOCK)) {
-            const std::string name = m_dev.port_name(m_port_num);
-
-            errno = err;
-            ucs_error("get_cq_event(%s, fd %d) failed: %m", name.c_str(), fd());
-        }
-        return nullptr;
-    }
-
-    uct_ib_glue->ack_cq_events(cq, 1);
-    return cq;
 }
 
 ucs_status_t uct_ib_mlx5_cq::create(const uct_ib_device &dev, uint8_t port_num,
@@ -163,6 +86,7 @@ uct_ib_mlx5_cq::~uct_ib_mlx5_cq()
 
 ucs_status_t uct_ib_mlx5_devx_uar::create(const uct_ib_device &dev,
                                           uint8_t port_num,
+                                          unsigned bf_reg_size,
                                           uct_ib_mlx5_devx_uar **uar_p)
 {
     uct_ib_mlx5_devx_uar *uar = new (std::nothrow) uct_ib_mlx5_devx_uar();
@@ -171,8 +95,24 @@ ucs_status_t uct_ib_mlx5_devx_uar::create(const uct_ib_device &dev,
         return UCS_ERR_NO_MEMORY;
     }
 
-    uar->m_uar = uct_ib_glue->devx_alloc_uar(dev.context(),
-                                             MLX5DV_UAR_ALLOC_TYPE_BF);
+    if (bf_reg_size > 0) {
+        uar->m_uar = uct_ib_glue->devx_alloc_uar(dev.context(),
+                                                 MLX5DV_UAR_ALLOC_TYPE_BF);
+        if (uar->m_uar != nullptr) {
+            uar->m_reg.half = bf_reg_size / 2;
+        } else {
+            const int         err  = errno; /* before the name is built */
+            const std::string name = dev.port_name(port_num);
+
+            errno = err;
+            ucs_debug("mlx5dv_devx_alloc_uar(%s, BlueFlame) failed: %m; a "
+                      "non-cached UAR instead", name.c_str());
+        }
+    }
+    if (uar->m_uar == nullptr) {
+        uar->m_uar = uct_ib_glue->devx_alloc_uar(dev.context(),
+                                                 MLX5DV_UAR_ALLOC_TYPE_NC);
+    }
     if (uar->m_uar == nullptr) {
         const int         err  = errno; /* before the name is built */
         const std::string name = dev.port_name(port_num);
@@ -183,7 +123,8 @@ ucs_status_t uct_ib_mlx5_devx_uar::create(const uct_ib_device &dev,
         return (err == EOPNOTSUPP) ? UCS_ERR_UNSUPPORTED : UCS_ERR_IO_ERROR;
     }
 
-    *uar_p = uar;
+    uar->m_reg.addr = static_cast<uint8_t*>(uar->m_uar->reg_addr);
+    *uar_p          = uar;
     return UCS_OK;
 }
 

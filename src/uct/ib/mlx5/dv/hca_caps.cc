@@ -62,6 +62,8 @@ ucs_status_t uct_ib_mlx5_query_hca_caps(struct ibv_context *ctx,
     caps.log_max_ra_res_qp           = uct_mlx5_prm_get<general<cmd_hca_cap::log_max_ra_res_qp>>(dw);
     caps.umr_indirect_mkey           = !uct_mlx5_prm_get<general<cmd_hca_cap::umr_indirect_mkey_disabled>>(dw);
     caps.fl_rc_qp_when_roce_disabled = uct_mlx5_prm_get<general<cmd_hca_cap::fl_rc_qp_when_roce_disabled>>(dw);
+    caps.bf                          = uct_mlx5_prm_get<general<cmd_hca_cap::bf>>(dw);
+    caps.log_bf_reg_size             = uct_mlx5_prm_get<general<cmd_hca_cap::log_bf_reg_size>>(dw);
 
     if (caps.port_type == 1) {
         *out   = cap_out();

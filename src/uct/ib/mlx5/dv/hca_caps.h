@@ -4,7 +4,7 @@
 #ifndef UCT_IB_MLX5_HCA_CAPS_H_
 #define UCT_IB_MLX5_HCA_CAPS_H_
 
-#include <uct/ib/glue/glue.h>
+#include <uct/api/tools/ib_glue.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/type/status.h>
 
@@ -22,6 +22,9 @@ typedef struct uct_ib_mlx5_hca_caps {
     /* force loopback of RC QPs (the address path's fl bit) */
     bool     fl_rc_qp_when_roce_enabled;
     bool     fl_rc_qp_when_roce_disabled;
+    /* BlueFlame: UARs may be write-combining, registers of this size */
+    bool     bf;
+    unsigned log_bf_reg_size;
 } uct_ib_mlx5_hca_caps_t;
 
 /** Read the general and, on Ethernet, the RoCE capabilities; a failure is

@@ -358,9 +358,15 @@ enum {
 
 /* QUERY_HCA_CAP capability types */
 enum {
-    UCT_MLX5_HCA_CAP_GENERAL = 0x0, /* cmd_hca_cap */
-    UCT_MLX5_HCA_CAP_ATOMIC  = 0x3, /* atomic_cap */
-    UCT_MLX5_HCA_CAP_ROCE    = 0x4  /* roce_cap */
+    UCT_MLX5_HCA_CAP_GENERAL        = 0x0,  /* cmd_hca_cap */
+    UCT_MLX5_HCA_CAP_ETH_OFFLOADS   = 0x1,
+    UCT_MLX5_HCA_CAP_ODP            = 0x2,
+    UCT_MLX5_HCA_CAP_ATOMIC         = 0x3,  /* atomic_cap */
+    UCT_MLX5_HCA_CAP_ROCE           = 0x4,  /* roce_cap */
+    UCT_MLX5_HCA_CAP_NIC_FLOW_TABLE = 0x7,
+    UCT_MLX5_HCA_CAP_QOS            = 0xc,
+    UCT_MLX5_HCA_CAP_DEBUG          = 0xd,
+    UCT_MLX5_HCA_CAP_DEVICE_MEMORY  = 0xf
 };
 
 /* atomic_operations bits and atomic_size_qp/dc sizes (bit n: 2^n bytes) */

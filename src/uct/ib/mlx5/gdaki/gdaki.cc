@@ -243,7 +243,7 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
 
     status = uct_rc_mlx5_iface_init(iface, &uct_rc_gdaki_iface_ops, "rc_gda",
                                     md, worker, params, &config->super,
-                                    &config->rc, true);
+                                    &config->rc);
     if (status != UCS_OK) {
         delete iface;
         return status;

@@ -179,7 +179,7 @@ int iface_is_reachable_v2(uct_iface_h tl_iface,
 const uct_iface_ops_t uct_gga_mlx5_iface_ops = {
     .ep_create                = uct_rc_mlx5_ep_create,
     .ep_destroy               = uct_rc_mlx5_ep_destroy,
-    .ep_get_address           = uct_rc_mlx5_ep_get_address,
+    .ep_get_address           = uct_rc_ep_get_address,
     .ep_connect_to_ep_v2      = ep_connect_to_ep_v2,
     .iface_close              = iface_close,
     .iface_query              = iface_query,
@@ -208,7 +208,7 @@ ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
 
     status = uct_rc_mlx5_iface_init(iface, &uct_gga_mlx5_iface_ops, "gga_mlx5",
                                     md, worker, params, &config->super,
-                                    &config->rc, true);
+                                    &config->rc);
     if (status != UCS_OK) {
         delete iface;
         return status;

@@ -6,29 +6,12 @@
 #ifndef UCT_RC_MLX5_COMMON_H_
 #define UCT_RC_MLX5_COMMON_H_
 
+#include <uct/api/tools/rc_mlx5_connect.h>
 #include <uct/ib/base/ib_address.h>
 #include <uct/ib/base/ib_device.h>
 #include <uct/ib/mlx5/dv/devx_qp.h>
 #include <uct/ib/mlx5/dv/hca_caps.h>
-
-/* RC transport knobs, in UCX's units */
-typedef struct uct_rc_mlx5_connect_config {
-    double   timeout;          /* UCX_RC_TIMEOUT, seconds */
-    unsigned retry_count;      /* UCX_RC_RETRY_COUNT */
-    double   rnr_timeout;      /* UCX_RC_RNR_TIMEOUT, seconds */
-    unsigned rnr_retry_count;  /* UCX_RC_RNR_RETRY_COUNT */
-} uct_rc_mlx5_connect_config_t;
-
-/* The same, encoded as the QP context (and ibv_qp_attr) takes them */
-typedef struct uct_rc_mlx5_timers {
-    uint8_t ack_timeout;   /* 4.096 us * 2^n */
-    uint8_t min_rnr_nak;   /* IB RNR timer code */
-    uint8_t retry_count;
-    uint8_t rnr_retry;
-} uct_rc_mlx5_timers_t;
-
-uct_rc_mlx5_timers_t
-uct_rc_mlx5_encode_timers(const uct_rc_mlx5_connect_config_t *config);
+#include <uct/ib/rc/base/rc_timers.h>
 
 typedef struct uct_rc_mlx5_iface_common {
     const uct_ib_device      *dev;
@@ -39,7 +22,7 @@ typedef struct uct_rc_mlx5_iface_common {
     uct_ib_mlx5_hca_caps_t   caps;
     bool                     eth;            /* RoCE port */
     bool                     force_loopback; /* RoCE self-connect with fl */
-    uct_rc_mlx5_timers_t     timers;
+    uct_rc_timers_t          timers;
 } uct_rc_mlx5_iface_common_t;
 
 /**
@@ -52,15 +35,7 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
                               struct ibv_pd *pd,
                               const uct_ib_device_gid_info_t *gid_info,
                               const uct_ib_path_params_t *path,
-                              const uct_rc_mlx5_connect_config_t *config);
-
-/** The QP context's ack timeout for @a timeout seconds: 0 for an infinite
- *  timeout (never time out), else the smallest t in 1..31 with
- *  4.096 us * 2^t >= @a timeout (31 for anything longer). */
-uint8_t uct_rc_mlx5_ack_timeout_exp(double timeout);
-
-/** IB RNR timer code for the smallest delay >= @a rnr_timeout. */
-uint8_t uct_rc_mlx5_rnr_timer_code(double rnr_timeout);
+                              const uct_rc_timer_config_t *config);
 
 /**
  * Move a DevX RC QP from INIT to RTS, connected to @a dest_qp_num.
@@ -92,11 +67,8 @@ uct_rc_mlx5_iface_common_devx_connect_qp(const uct_rc_mlx5_iface_common_t *iface
                                          uint8_t path_index,
                                          unsigned max_rd_atomic);
 
-/* A QP and the remote QP it connects to */
-typedef struct uct_rc_mlx5_qp_peer {
-    uct_ib_mlx5_devx_qp *qp;
-    uint32_t            dest_qp_num;
-} uct_rc_mlx5_qp_peer_t;
+/* A QP and the remote QP it connects to: uct_rc_mlx5_qp_peer_t, declared
+ * with the tools' interface to the helper, uct/api/tools/rc_mlx5_connect.h */
 
 /**
  * The same for @a count QPs that go to the same destination (multi-channel

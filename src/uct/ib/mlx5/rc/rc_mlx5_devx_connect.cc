@@ -1,7 +1,8 @@
 /*
- * The one place a DevX RC QP is connected. See design section 5: on RoCE
- * the destination MAC is resolved by a transient AH at every connect, never
- * taken from a cache, so a peer whose MAC changed is reached at its new one.
+ * The one place a DevX RC QP is connected. See docs/architecture.md, section
+ * 4: on RoCE the destination MAC is resolved by a transient AH at every
+ * connect, never taken from a cache, so a peer whose MAC changed is reached
+ * at its new one.
  */
 #include "rc_mlx5_common.h"
 #include <ucs/sys/math.h>

@@ -3,19 +3,18 @@
  * written into the DevX QP's send ring (64-byte basic blocks, segments of
  * 16 bytes, wrapping at the ring's end), the doorbell record then the UAR,
  * and CQE64s polled from the send CQ's ring.
+ *
+ * Layer mlx5/rc: may include rc/base/, the mlx5 common layer, mlx5/dv/,
+ * ib/base/, uct/base/ and ucs/; never rc/verbs/.
  */
 #include "rc_mlx5_iface.h"
 
 #include "rc_mlx5_txq.h"
 
-#include <uct/ib/mlx5/dv/wqe_ext.h>
 #include <ucs/sys/math.h>
 
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log_def.h>
-
-#include <cstring>
-#include <endian.h>
 
 namespace {
 
@@ -36,30 +35,14 @@ uint8_t mlx5_opcode(uct_rc_opcode_t op)
     }
 }
 
-/* The one table of requester syndromes (mlx5_err_cqe) to verbs statuses */
-enum ibv_wc_status wc_status(uint8_t syndrome)
-{
-    switch (syndrome) {
-    case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR:       return IBV_WC_LOC_LEN_ERR;
-    case MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR:        return IBV_WC_LOC_QP_OP_ERR;
-    case MLX5_CQE_SYNDROME_LOCAL_PROT_ERR:         return IBV_WC_LOC_PROT_ERR;
-    case MLX5_CQE_SYNDROME_WR_FLUSH_ERR:           return IBV_WC_WR_FLUSH_ERR;
-    case MLX5_CQE_SYNDROME_MW_BIND_ERR:            return IBV_WC_MW_BIND_ERR;
-    case MLX5_CQE_SYNDROME_BAD_RESP_ERR:           return IBV_WC_BAD_RESP_ERR;
-    case MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR:       return IBV_WC_LOC_ACCESS_ERR;
-    case MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:   return IBV_WC_REM_INV_REQ_ERR;
-    case MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR:      return IBV_WC_REM_ACCESS_ERR;
-    case MLX5_CQE_SYNDROME_REMOTE_OP_ERR:          return IBV_WC_REM_OP_ERR;
-    case MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
-    case MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR:      return IBV_WC_RNR_RETRY_EXC_ERR;
-    case MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR:     return IBV_WC_REM_ABORT_ERR;
-    default:                                       return IBV_WC_GENERAL_ERR;
-    }
-}
-
 bool has_raddr(uct_rc_opcode_t op)
 {
     return op != UCT_RC_OP_SEND && op != UCT_RC_OP_NOP;
+}
+
+bool is_masked(uct_rc_opcode_t op)
+{
+    return (op == UCT_RC_OP_MASKED_FA) || (op == UCT_RC_OP_MASKED_CS);
 }
 
 /* The atomic segment(s) of @a wr into @a seg; their length */
@@ -67,50 +50,15 @@ size_t atomic_segment(const uct_rc_wr_t *wr, uint8_t *seg)
 {
     switch (wr->opcode) {
     case UCT_RC_OP_ATOMIC_FA:
-    case UCT_RC_OP_ATOMIC_CS: {
-        struct mlx5_wqe_atomic_seg a;
-
-        a.swap_add = htobe64(wr->swap_add);
-        a.compare  = htobe64(wr->compare);
-        memcpy(seg, &a, sizeof(a));
-        return sizeof(a);
-    }
+    case UCT_RC_OP_ATOMIC_CS:
+        return uct_ib_mlx5_set_atomic_seg(seg, wr->swap_add, wr->compare);
     case UCT_RC_OP_MASKED_CS:
-        if (wr->atomic_size == 4) {
-            struct uct_mlx5_masked_cs32_seg a;
-
-            a.swap         = htobe32(wr->swap_add);
-            a.compare      = htobe32(wr->compare);
-            a.swap_mask    = htobe32(wr->swap_mask);
-            a.compare_mask = htobe32(wr->compare_mask);
-            memcpy(seg, &a, sizeof(a));
-            return sizeof(a);
-        } else {
-            struct uct_mlx5_masked_cs64_seg a;
-
-            a.swap         = htobe64(wr->swap_add);
-            a.compare      = htobe64(wr->compare);
-            a.swap_mask    = htobe64(wr->swap_mask);
-            a.compare_mask = htobe64(wr->compare_mask);
-            memcpy(seg, &a, sizeof(a));
-            return sizeof(a);
-        }
+        return uct_ib_mlx5_set_masked_cs_seg(seg, wr->atomic_size,
+                                             wr->swap_add, wr->compare,
+                                             wr->swap_mask, wr->compare_mask);
     case UCT_RC_OP_MASKED_FA:
-        if (wr->atomic_size == 4) {
-            struct uct_mlx5_masked_fa32_seg a = {};
-
-            a.add            = htobe32(wr->swap_add);
-            a.field_boundary = htobe32(wr->compare_mask);
-            memcpy(seg, &a, sizeof(a));
-            return sizeof(a);
-        } else {
-            struct uct_mlx5_masked_fa64_seg a;
-
-            a.add            = htobe64(wr->swap_add);
-            a.field_boundary = htobe64(wr->compare_mask);
-            memcpy(seg, &a, sizeof(a));
-            return sizeof(a);
-        }
+        return uct_ib_mlx5_set_masked_fa_seg(seg, wr->atomic_size,
+                                             wr->swap_add, wr->compare_mask);
     default:
         return 0;
     }
@@ -124,11 +72,9 @@ size_t atomic_segment_size(const uct_rc_wr_t *wr)
     case UCT_RC_OP_ATOMIC_CS:
         return sizeof(struct mlx5_wqe_atomic_seg);
     case UCT_RC_OP_MASKED_CS:
-        return (wr->atomic_size == 4) ? sizeof(struct uct_mlx5_masked_cs32_seg) :
-                                        sizeof(struct uct_mlx5_masked_cs64_seg);
     case UCT_RC_OP_MASKED_FA:
-        return (wr->atomic_size == 4) ? sizeof(struct uct_mlx5_masked_fa32_seg) :
-                                        sizeof(struct uct_mlx5_masked_fa64_seg);
+        return uct_ib_mlx5_masked_atomic_seg_size(
+                wr->opcode == UCT_RC_OP_MASKED_CS, wr->atomic_size);
     default:
         return 0;
     }
@@ -157,91 +103,89 @@ unsigned uct_rc_mlx5_txq_wqe_bbs(const uct_rc_wr_t *wr)
     return ucs_align_up(wqe_size(wr), wqebb) / wqebb;
 }
 
+unsigned uct_rc_mlx5_txq_wr_cost(const uct_rc_ep *, const uct_rc_wr_t *wr)
+{
+    return uct_rc_mlx5_txq_wqe_bbs(wr);
+}
+
 /* Written in place when the WQE fits before the ring's end; else built
  * aside and copied in two pieces around the end */
 void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
 {
-    const uint16_t            pi    = ep->sn;
-    const size_t              size  = wqe_size(wr);
-    const unsigned            bbs   = ucs_align_up(size, wqebb) / wqebb;
-    const size_t              slot  = pi & ep->sq_mask;
-    const size_t              room  = (ep->sq_mask + 1 - slot) * wqebb;
-    uint8_t                   *wqe  = ep->sq_buf + slot * wqebb;
-    alignas(64) uint8_t       aside[UCT_RC_MLX5_MAX_WQE_BBS * wqebb];
-    uint8_t                   *base = (bbs * wqebb <= room) ? wqe : aside;
-    struct mlx5_wqe_ctrl_seg  ctrl  = {};
-    size_t                    off   = sizeof(ctrl);
-    uint8_t                   opmod = 0;
+    const uint16_t      pi    = ep->sn;
+    const size_t        size  = wqe_size(wr);
+    const unsigned      bbs   = ucs_align_up(size, wqebb) / wqebb;
+    const size_t        slot  = pi & ep->sq_mask;
+    const size_t        room  = (ep->sq_mask + 1 - slot) * wqebb;
+    uint8_t             *wqe  = ep->txwq.buf + slot * wqebb;
+    alignas(64) uint8_t aside[UCT_RC_MLX5_MAX_WQE_BBS * wqebb];
+    uint8_t             *base = (bbs * wqebb <= room) ? wqe : aside;
+    uint8_t             *p    = base + sizeof(struct mlx5_wqe_ctrl_seg);
+    uint8_t             opmod = 0;
+    struct mlx5_wqe_ctrl_seg *ctrl;
 
     ucs_assertv(bbs <= UCT_RC_MLX5_MAX_WQE_BBS, "a WQE of %u blocks", bbs);
 
     if (has_raddr(wr->opcode)) {
-        struct mlx5_wqe_raddr_seg raddr = {};
-
-        raddr.raddr = htobe64(wr->remote_addr);
-        raddr.rkey  = htobe32(wr->rkey);
-        memcpy(base + off, &raddr, sizeof(raddr));
-        off += sizeof(raddr);
+        p = uct_ib_mlx5_set_raddr_seg(p, wr->remote_addr, wr->rkey);
     }
 
     if (atomic_segment_size(wr) > 0) {
-        off += atomic_segment(wr, base + off);
-        if ((wr->opcode == UCT_RC_OP_MASKED_FA) ||
-            (wr->opcode == UCT_RC_OP_MASKED_CS)) {
+        p += atomic_segment(wr, p);
+        if (is_masked(wr->opcode)) {
             opmod = UCT_MLX5_OPMOD_EXT_ATOMIC(
                     (wr->atomic_size == 4) ? 2 : 3);
         }
     }
 
     if (wr->inl_hdr_len + wr->inl_data_len > 0) {
-        struct mlx5_wqe_inl_data_seg inl;
-        const uint32_t               len = wr->inl_hdr_len + wr->inl_data_len;
+        const uint32_t len  = wr->inl_hdr_len + wr->inl_data_len;
+        uint8_t        *inl = uct_ib_mlx5_set_inl_seg(p, len);
 
-        /* a host integer holding a big-endian value, as mlx5dv.h declares */
-        inl.byte_count = htobe32(len | MLX5_INLINE_SEG);
-        memcpy(base + off, &inl, sizeof(inl));
-        memcpy(base + off + sizeof(inl), wr->inl_hdr, wr->inl_hdr_len);
-        memcpy(base + off + sizeof(inl) + wr->inl_hdr_len, wr->inl_data,
-               wr->inl_data_len);
-        off += ucs_align_up(sizeof(inl) + len, dsize);
+        memcpy(inl, wr->inl_hdr, wr->inl_hdr_len);
+        memcpy(inl + wr->inl_hdr_len, wr->inl_data, wr->inl_data_len);
+        p += ucs_align_up(sizeof(struct mlx5_wqe_inl_data_seg) + len, dsize);
     }
 
     for (unsigned i = 0; i < wr->num_sge; ++i) {
-        auto *dseg = reinterpret_cast<struct mlx5_wqe_data_seg*>(base + off);
-
-        dseg->byte_count = htobe32(wr->sge[i].length);
-        dseg->lkey       = htobe32(wr->sge[i].lkey);
-        dseg->addr       = htobe64(wr->sge[i].addr);
-        off += sizeof(*dseg);
+        uct_ib_mlx5_set_data_seg(reinterpret_cast<struct mlx5_wqe_data_seg*>(p),
+                                 wr->sge[i].addr, htobe32(wr->sge[i].length),
+                                 htobe32(wr->sge[i].lkey));
+        p += sizeof(struct mlx5_wqe_data_seg);
     }
 
-    ctrl.opmod_idx_opcode = htobe32((uint32_t(opmod) << 24) |
-                                    (uint32_t(pi) << 8) |
-                                    mlx5_opcode(wr->opcode));
-    ctrl.qpn_ds           = htobe32(ep->qpn_ds | (off / dsize));
-    ctrl.fm_ce_se         = (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
-                            (wr->fence ? MLX5_WQE_CTRL_FENCE : 0);
-    memcpy(base, &ctrl, sizeof(ctrl));
+    ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(base);
+    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, pi, mlx5_opcode(wr->opcode),
+                             opmod, (p - base) / dsize);
+    uct_ib_mlx5_set_ctrl_flags(ctrl,
+                               (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+                               (wr->fence ? MLX5_WQE_CTRL_FENCE : 0));
 
     if (base == aside) {
         memcpy(wqe, aside, room);
-        memcpy(ep->sq_buf, aside + room, bbs * wqebb - room);
+        memcpy(ep->txwq.buf, aside + room, bbs * wqebb - room);
     }
-    uct_rc_mlx5_ring_doorbell(ep, wqe, pi + bbs);
+    uct_rc_mlx5_ring_doorbell(ep, wqe, pi + bbs, bbs);
+}
+
+ucs_status_t uct_rc_mlx5_txq_post_wr(uct_rc_ep *ep, const uct_rc_wr_t *wr)
+{
+    uct_rc_mlx5_txq_post(static_cast<uct_rc_mlx5_ep*>(ep), wr);
+    return UCS_OK;
 }
 
 void uct_rc_mlx5_txq_error(const struct mlx5_cqe64 *cqe, uct_rc_completion_t *c)
 {
     const uint8_t opcode = cqe->op_own >> 4;
 
-    c->qpn        = be32toh(cqe->sop_drop_qpn) & 0xffffff;
+    c->qpn        = uct_ib_mlx5_cqe_qpn(cqe);
     c->sn         = be16toh(cqe->wqe_counter);
     c->status     = IBV_WC_GENERAL_ERR;
     c->vendor_err = 0;
     c->syndrome   = 0;
     if (opcode == MLX5_CQE_REQ_ERR) {
         auto *ecqe    = reinterpret_cast<const struct mlx5_err_cqe*>(cqe);
-        c->status     = wc_status(ecqe->syndrome);
+        c->status     = uct_ib_mlx5_wc_status(ecqe->syndrome);
         c->vendor_err = ecqe->vendor_err_synd;
         c->syndrome   = ecqe->syndrome;
     }

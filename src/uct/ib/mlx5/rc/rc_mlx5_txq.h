@@ -1,18 +1,20 @@
 /*
  * The hot part of rc_mlx5's send path, inline: a short operation (control
- * segment, an optional remote address segment, inline data) written in
- * place into the send ring, the doorbell, and the bookkeeping every post
- * shares. Everything else builds a uct_rc_wr_t for uct_rc_mlx5_txq_post().
+ * segment, an optional remote address segment, inline data) or one data
+ * segment written in place into the send ring with the mlx5 common layer's
+ * segment builders, then the doorbell. Everything else builds a uct_rc_wr_t
+ * for uct_rc_mlx5_txq_post().
+ *
+ * Layer mlx5/rc: may include rc/base/, the mlx5 common layer, mlx5/dv/,
+ * ib/base/, uct/base/ and ucs/; never rc/verbs/.
  */
 #ifndef UCT_RC_MLX5_TXQ_H_
 #define UCT_RC_MLX5_TXQ_H_
 
 #include "rc_mlx5_iface.h"
 
+#include <uct/ib/mlx5/ib_mlx5.inl>
 #include <ucs/sys/compiler_def.h>
-
-#include <cstring>
-#include <endian.h>
 
 /* The largest WQE written: control, remote address, atomic (32 bytes),
  * 512 bytes inline and 5 data segments fit 11 basic blocks */
@@ -22,32 +24,14 @@
 void uct_rc_mlx5_txq_error(const struct mlx5_cqe64 *cqe,
                            uct_rc_completion_t *c);
 
-/** The WQE at @a wqe is complete, the ring's producer index is @a sn:
- *  publish it in the doorbell record, then ring the UAR with its first
- *  8 bytes. */
+/** The WQE of @a bbs basic blocks at @a wqe is complete, the ring's
+ *  producer index is @a sn: ring the doorbell. */
 static inline void uct_rc_mlx5_ring_doorbell(uct_rc_mlx5_ep *ep,
-                                             const uint8_t *wqe, uint16_t sn)
+                                             const uint8_t *wqe, uint16_t sn,
+                                             unsigned bbs)
 {
-    uint64_t doorbell;
-
     ep->sn = sn;
-    /* the WQE before the record, the record before the UAR */
-    __atomic_store_n(ep->sq_dbrec, htobe32(sn), __ATOMIC_RELEASE);
-    memcpy(&doorbell, wqe, sizeof(doorbell));
-    __atomic_store_n(ep->uar_reg, doorbell, __ATOMIC_RELEASE);
-}
-
-/** A WQE of @a cost that started at @a sn was posted on @a ep. */
-static inline void uct_rc_mlx5_ep_posted(uct_rc_mlx5_iface *iface,
-                                         uct_rc_mlx5_ep *ep, uint16_t sn,
-                                         unsigned cost)
-{
-    ep->wqe_cost[sn & ep->sq_mask] = static_cast<uint16_t>(cost);
-    ep->last_sn    = sn;
-    ep->fence_next = false;
-    ep->sq_avail  -= cost;
-    ++ep->cq_inflight;
-    --iface->tx_cq_avail; /* one CQE per WQE: every WQE is signalled */
+    uct_ib_mlx5_ring_doorbell(&ep->txwq, wqe, sn, bbs);
 }
 
 /** Basic blocks of a short WQE: control [+ remote address] + @a length
@@ -69,24 +53,6 @@ static inline bool uct_rc_mlx5_fits(const uct_rc_mlx5_ep *ep, unsigned bbs)
     return (ep->sn & ep->sq_mask) + bbs <= ep->sq_mask + 1;
 }
 
-/* A few bytes, without a call for the common small sizes */
-static inline void uct_rc_mlx5_copy(uint8_t *dst, const void *src,
-                                    unsigned length)
-{
-    auto *s = static_cast<const uint8_t*>(src);
-
-    if (length > 32) {
-        memcpy(dst, s, length);
-        return;
-    }
-    for (; length >= 8; length -= 8, dst += 8, s += 8) {
-        memcpy(dst, s, 8);
-    }
-    for (; length > 0; --length) {
-        *dst++ = *s++;
-    }
-}
-
 /**
  * Write and post a short WQE of @a bbs blocks (it fits before the ring's
  * end): @a opcode, with @a raddr/@a rkey for RDMA, and inline the active
@@ -102,42 +68,32 @@ uct_rc_mlx5_post_short(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
 {
     constexpr unsigned HdrLen = Am ? 1 + sizeof(header) : 0;
     const uint16_t     sn   = ep->sn;
-    uint8_t            *wqe = ep->sq_buf + (sn & ep->sq_mask) *
-                                           MLX5_SEND_WQE_BB;
+    uint8_t            *wqe = ep->txwq.buf + (sn & ep->sq_mask) *
+                                             MLX5_SEND_WQE_BB;
     uint8_t            *p   = wqe + sizeof(struct mlx5_wqe_ctrl_seg);
-    auto               *ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(wqe);
     unsigned           ds;
 
     if (Raddr) {
-        auto *seg = reinterpret_cast<struct mlx5_wqe_raddr_seg*>(p);
-
-        seg->raddr    = htobe64(raddr);
-        seg->rkey     = htobe32(rkey);
-        seg->reserved = 0;
-        p            += sizeof(*seg);
+        p = uct_ib_mlx5_set_raddr_seg(p, raddr, rkey);
     }
 
-    /* a host integer holding a big-endian value, as mlx5dv.h declares */
-    reinterpret_cast<struct mlx5_wqe_inl_data_seg*>(p)->byte_count =
-            htobe32((HdrLen + length) | MLX5_INLINE_SEG);
-    p += sizeof(struct mlx5_wqe_inl_data_seg);
+    p = uct_ib_mlx5_set_inl_seg(p, HdrLen + length);
     if (Am) {
         p[0] = am_hdr;
         memcpy(p + 1, &header, sizeof(header));
     }
-    uct_rc_mlx5_copy(p + HdrLen, data, length);
+    uct_ib_mlx5_inline_copy(p + HdrLen, data, length);
     ds = (p + HdrLen + length - wqe + 15) / 16;
 
-    ctrl->opmod_idx_opcode = htobe32((uint32_t(sn) << 8) | opcode);
-    ctrl->qpn_ds           = htobe32(ep->qpn_ds | ds);
-    ctrl->signature             = 0;
-    ctrl->dci_stream_channel_id = 0;
-    ctrl->fm_ce_se              = MLX5_WQE_CTRL_CQ_UPDATE |
-                                  (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0);
-    ctrl->imm                   = 0;
+    auto *ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(wqe);
+    const bool signaled = uct_rc_ep_signal_next(iface, ep);
+    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, sn, opcode, 0, ds);
+    uct_ib_mlx5_set_ctrl_flags(ctrl,
+                               (signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+                               (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0));
 
-    uct_rc_mlx5_ring_doorbell(ep, wqe, sn + bbs);
-    uct_rc_mlx5_ep_posted(iface, ep, sn, bbs);
+    uct_rc_mlx5_ring_doorbell(ep, wqe, sn + bbs, bbs);
+    uct_rc_ep_posted(iface, ep, sn, bbs, signaled);
 }
 
 /**
@@ -153,7 +109,7 @@ uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
                       void *buf, uint32_t length, uint32_t lkey_be)
 {
     const uint16_t sn   = ep->sn;
-    uint8_t        *wqe = ep->sq_buf + (sn & ep->sq_mask) * MLX5_SEND_WQE_BB;
+    uint8_t        *wqe = ep->txwq.buf + (sn & ep->sq_mask) * MLX5_SEND_WQE_BB;
     auto           *ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(wqe);
     uint8_t        *p    = wqe + sizeof(*ctrl);
     uct_rc_op_t    *op;
@@ -164,30 +120,20 @@ uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
                   "one basic block, so it never wraps");
 
     if (Raddr) {
-        auto *seg = reinterpret_cast<struct mlx5_wqe_raddr_seg*>(p);
-
-        seg->raddr    = htobe64(raddr);
-        seg->rkey     = htobe32(rkey);
-        seg->reserved = 0;
-        p            += sizeof(*seg);
+        p = uct_ib_mlx5_set_raddr_seg(p, raddr, rkey);
     }
 
-    auto *dseg       = reinterpret_cast<struct mlx5_wqe_data_seg*>(p);
-    dseg->byte_count = htobe32(length);
-    dseg->lkey       = lkey_be;
-    dseg->addr       = htobe64(reinterpret_cast<uintptr_t>(buf));
+    uct_ib_mlx5_set_data_seg(reinterpret_cast<struct mlx5_wqe_data_seg*>(p),
+                             reinterpret_cast<uintptr_t>(buf), htobe32(length),
+                             lkey_be);
+    p += sizeof(struct mlx5_wqe_data_seg);
 
-    ctrl->opmod_idx_opcode      = htobe32((uint32_t(sn) << 8) | opcode);
-    ctrl->qpn_ds                = htobe32(ep->qpn_ds |
-                                          ((p + sizeof(*dseg) - wqe) / 16));
-    ctrl->signature             = 0;
-    ctrl->dci_stream_channel_id = 0;
-    ctrl->fm_ce_se              = MLX5_WQE_CTRL_CQ_UPDATE |
-                                  (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0);
-    ctrl->imm                   = 0;
+    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, sn, opcode, 0, (p - wqe) / 16);
+    uct_ib_mlx5_set_ctrl_flags(ctrl, MLX5_WQE_CTRL_CQ_UPDATE |
+                                     (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0));
 
-    uct_rc_mlx5_ring_doorbell(ep, wqe, sn + 1);
-    uct_rc_mlx5_ep_posted(iface, ep, sn, 1);
+    uct_rc_mlx5_ring_doorbell(ep, wqe, sn + 1, 1);
+    uct_rc_ep_posted(iface, ep, sn, 1, true); /* it has a buffer to give back */
 
     /* its completion gives the buffer back */
     op      = &ep->ops.push_back();

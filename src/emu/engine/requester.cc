@@ -1,0 +1,531 @@
+/*
+ * The requester half, as rxe's rxe_req: it follows a QP's send doorbell
+ * record, takes WQEs from the ring in order (wqe.cc decodes them), turns
+ * each into request packets of at most the path MTU, and owns the ack and
+ * RNR timers; the completer (completer.cc) matches the answers to the WQEs
+ * and completes them:
+ *
+ *  - a packet that is not delivered (delivery.cc names why), or whose
+ *    response is not (the response obeys the same rules), is retried
+ *    retry_count times, one ack timeout (4.096 us * 2^ack_timeout) apart,
+ *    then the WQE completes with TRANSPORT_RETRY_EXC_ERR; ack_timeout 0
+ *    never times out;
+ *  - an RNR NAK is retried rnr_retry times (7: forever) after the RNR timer
+ *    the responder asked for, then RNR_RETRY_EXC_ERR;
+ *  - a NAK completes with the remote error it names; a bad lkey with a
+ *    local protection error; a message above 2^log_msg_max with a local
+ *    length error; an opcode the device does not model, or a WQE whose
+ *    control segment does not match its QP and index, with a local QP
+ *    operation error.
+ *
+ * The response of a read or atomic goes to the WQE's scatter list or, with
+ * scatter to CQE (qpc.cs_req) and when the WQE is signaled and the response
+ * fits, into its CQE only (completer.cc); an unsignaled WQE writes no CQE,
+ * so its response goes to memory. The scatter list is checked either way.
+ * A standard atomic's original value is big endian in the CQE, host order
+ * in memory.
+ *
+ * A WQE completes with a CQE only if it asked for one (CQ_UPDATE), or with
+ * an error; after an error the QP is in ERR and every WQE still posted, and
+ * any posted later, completes with WR_FLUSH_ERR.
+ *
+ * A UD QP's WQEs are datagrams (ud.cc): each completes as soon as it is
+ * sent; a local error moves the QP to SQER, which flushes only its send
+ * queue.
+ */
+#include <emu/engine/engine.h>
+#include <emu/fabric/member.h>
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+constexpr unsigned FETCH_BUDGET  = 256; /* WQEs taken per pass */
+constexpr size_t   PIPELINE_MAX  = 256; /* messages in flight to a host */
+constexpr uint64_t NEVER         = UINT64_MAX;
+
+uint64_t ack_timeout_ns(uint8_t ack_timeout)
+{
+    return (ack_timeout == 0) ? NEVER : (4096ull << ack_timeout);
+}
+
+/* The RNR timer encodings of the IB specification, in units of 10 us */
+uint64_t rnr_timer_ns(uint8_t code)
+{
+    static const uint32_t units[32] = {
+        65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+        256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+        12288, 16384, 24576, 32768, 49152
+    };
+
+    return uint64_t(units[code & 31]) * 10000;
+}
+
+/* Check the local keys; gather what is sent into *out */
+uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
+{
+    const device *dev = q->ctx->dev;
+    int access        = (w.info->flags & OP_RESPONSE) ?
+                        IBV_ACCESS_LOCAL_WRITE : 0;
+    frag_list frags;
+
+    out->clear();
+    for (const sge &e : w.sges) {
+        frags.clear();
+        if (mem_translate(dev, q->pd, e.lkey, e.addr, e.length, access,
+                          &frags) != key_check::OK) {
+            return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+        }
+        if (!(w.info->flags & OP_RESPONSE)) {
+            frags.append_to(out);
+        }
+    }
+    return 0;
+}
+
+/* A UD WQE: one datagram, complete at once */
+void process_ud(emu_state &s, qp *q, send_wqe &w)
+{
+    uint8_t syndrome = 0;
+
+    if (!w.sges.empty()) {
+        syndrome = check_local(q, w, &q->sq_x.payload);
+        q->sq_x.payload.insert(q->sq_x.payload.begin(), w.inline_data.begin(),
+                               w.inline_data.end());
+    }
+    if (syndrome == 0) {
+        syndrome = ud_send(s, q, w, w.sges.empty() ? w.inline_data :
+                                                     q->sq_x.payload);
+    }
+
+    if (syndrome == 0) {
+        complete_wqe(s, q, w, 0);
+    } else {
+        fail_wqe(s, q, w, syndrome);
+    }
+}
+
+/* Read data comes back at most one MTU a packet */
+uint64_t response_packets(const response_pkt &resp, uint32_t mtu)
+{
+    return std::max<uint64_t>(1, (resp.data.size() + mtu - 1) / mtu);
+}
+
+enum class outcome {
+    DONE,        /* completed (successfully or not): pop it */
+    WAIT_NEW,    /* now waiting on a timer */
+    WAIT         /* still waiting, nothing changed */
+};
+
+outcome wait_for(emu_state &s, send_wqe &w, uint64_t delay, bool rnr)
+{
+    w.waiting  = true;
+    w.rnr_wait = rnr;
+    w.deadline = (delay == NEVER) ? NEVER : (engine_now(s) + delay);
+    return outcome::WAIT_NEW;
+}
+
+/* What every packet of w's message carries */
+void request_of(const qp *q, const send_wqe &w, request_pkt *pkt)
+{
+    wire::req_hdr &h = pkt->hdr;
+
+    *pkt          = {};
+    pkt->info     = w.info;
+    h.type        = wire::PKT_REQUEST;
+    h.opcode      = w.opcode;
+    h.opmod       = w.opmod;
+    h.flags       = (w.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) ?
+                    wire::REQ_SOLICITED : 0;
+    h.src_qpn     = q->qpn;
+    h.dst_qpn     = q->remote_qpn;
+    h.msg_len     = w.length;
+    h.rkey        = w.rkey;
+    h.imm         = w.imm;
+    h.atomic_size = w.atomic_size;
+    h.raddr       = w.raddr;
+    memcpy(h.atomic, w.atomic, sizeof(h.atomic));
+}
+
+/* Packet k of npkts: its PSN, place in the message and flags */
+void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
+               bool carries, wire::req_hdr *h)
+{
+    h->psn         = (w.first_psn + k) & 0xffffff;
+    h->offset      = k * mtu;
+    h->payload_len = carries ? static_cast<uint16_t>(
+                             std::min(mtu, w.length - h->offset)) : 0;
+    h->flags       = (h->flags & wire::REQ_SOLICITED) |
+                     ((k == 0) ? wire::REQ_FIRST : 0) |
+                     ((k == npkts - 1) ? wire::REQ_LAST : 0);
+}
+
+/*
+ * Another host has the destination: the packets of w go to its process,
+ * and the answer comes back later (completer_response). The WQE waits for
+ * it with the ack timer; the ones behind it may follow before it is
+ * answered (pipeline), as on a real link.
+ */
+void send_remote(emu_state &s, qp *q, send_wqe &w, const request_pkt &pkt,
+                 const std::vector<uint8_t> &data, const wire::dest &remote)
+{
+    unsigned flags  = w.info->flags;
+    uint32_t mtu    = mtu_bytes(q->mtu);
+    bool carries    = flags & (OP_SEND | OP_WRITE);
+    wire::req_hdr h = pkt.hdr;
+
+    w.npkts    = (carries && (w.length > mtu)) ? (w.length + mtu - 1) / mtu :
+                                                 1;
+    w.resp_got = 0;
+    if (!w.psn_set) {
+        w.first_psn      = q->next_send_psn;
+        w.psn_set        = true;
+        q->next_send_psn = (w.first_psn + w.npkts) & 0xffffff;
+    }
+
+    h.dst_dev  = remote.dev;
+    h.dst_port = remote.port;
+    memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
+
+    for (uint32_t k = 0; k < w.npkts; ++k) {
+        packet_of(w, k, w.npkts, mtu, carries, &h);
+        count_sent(s, q);
+        s.fabric->net().add_request(remote, h, carries ?
+                                    data.data() + h.offset : nullptr);
+    }
+
+    ++q->sq_x.sent;
+    q->sq_x.reads_out += !!(w.info->flags & OP_RESPONSE);
+    wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+}
+
+/* Send the message of w as packets; the outcome of its responses */
+outcome transmit(emu_state &s, qp *q, send_wqe &w)
+{
+    const std::vector<uint8_t> &data = w.sges.empty() ? w.inline_data :
+                                       q->sq_x.payload;
+    unsigned flags  = w.info->flags;
+    uint32_t mtu    = mtu_bytes(q->mtu);
+    bool carries    = flags & (OP_SEND | OP_WRITE);
+    uint32_t npkts  = (carries && (w.length > mtu)) ?
+                      (w.length + mtu - 1) / mtu : 1;
+    response_pkt resp;
+    request_pkt pkt;
+    uint8_t syndrome;
+
+    if (!w.sges.empty()) {
+        syndrome = check_local(q, w, &q->sq_x.payload);
+        if (syndrome != 0) {
+            fail_wqe(s, q, w, syndrome);
+            return outcome::DONE;
+        }
+        /* the inline part, if any, goes first */
+        q->sq_x.payload.insert(q->sq_x.payload.begin(), w.inline_data.begin(),
+                               w.inline_data.end());
+    }
+
+    request_of(q, w, &pkt);
+    if (s.fabric != nullptr) {
+        qp *dst = nullptr;
+        wire::dest remote;
+
+        if ((deliver(s, q, &dst, &remote) == UCT_IB_EMU_DROP_NONE) &&
+            (dst == nullptr)) {
+            send_remote(s, q, w, pkt, data, remote);
+            return outcome::WAIT_NEW;
+        }
+    }
+
+    if (!w.psn_set) {
+        /* a retransmission reuses the PSNs of the first transmission */
+        w.first_psn = q->next_send_psn;
+        w.psn_set   = true;
+    }
+
+    for (uint32_t k = 0; k < npkts; ++k) {
+        qp *dst = nullptr;
+        qp *back = nullptr;
+        uct_ib_emu_drop_t drop;
+
+        packet_of(w, k, npkts, mtu, carries, &pkt.hdr);
+        pkt.payload = carries ? data.data() + pkt.hdr.offset : nullptr;
+
+        count_sent(s, q);
+        drop = deliver_packet(s, q, pkt.hdr.payload_len, &dst);
+        if (drop != UCT_IB_EMU_DROP_NONE) {
+            count_drop(s, q, drop);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+        }
+
+        count_delivered(s, dst);
+        responder_receive(s, dst, pkt, &resp);
+        if (resp.kind == resp_kind::NONE) {
+            count_drop(s, q, UCT_IB_EMU_DROP_PSN);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+        }
+
+        /* the responder answers a message's last packet (coalescing the
+         * ACKs of the others) and any packet it NAKs; the answer travels
+         * back under the same rules */
+        if (pkt.last() || (resp.kind != resp_kind::ACK)) {
+            count_sent(s, dst, response_packets(resp, mtu));
+            drop = deliver(s, dst, &back);
+            if ((drop == UCT_IB_EMU_DROP_NONE) && (back != q)) {
+                drop = UCT_IB_EMU_DROP_NO_QP;
+            }
+            if (drop != UCT_IB_EMU_DROP_NONE) {
+                count_drop(s, dst, drop);
+                return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout),
+                                false);
+            }
+            count_delivered(s, q, response_packets(resp, mtu));
+        }
+
+        if (resp.kind == resp_kind::RNR_NAK) {
+            if (!rnr_retry_left(s, q, w)) {
+                fail_wqe(s, q, w, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+                return outcome::DONE;
+            }
+            return wait_for(s, w, rnr_timer_ns(resp.rnr_timer), true);
+        }
+
+        if (resp.kind != resp_kind::ACK) {
+            fail_wqe(s, q, w, nak_syndrome(resp.kind));
+            return outcome::DONE;
+        }
+    }
+
+    q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
+    completer_ack(s, q, w, resp.data.data(), resp.data.size());
+    return outcome::DONE;
+}
+
+} // namespace
+
+
+void requester_rewind(qp *q)
+{
+    for (size_t i = 0; i < q->sq_x.sent; ++i) {
+        q->sq_x.wqes.at(i).waiting = (i == 0) && q->sq_x.wqes.at(0).waiting;
+    }
+    q->sq_x.sent      = 0;
+    q->sq_x.reads_out = 0;
+}
+
+void requester_rnr_wait(emu_state &s, send_wqe &w, uint8_t rnr_timer)
+{
+    wait_for(s, w, rnr_timer_ns(rnr_timer), true);
+}
+
+
+namespace {
+
+outcome process(emu_state &s, qp *q, send_wqe &w)
+{
+    if (w.bad_syndrome != 0) {
+        fail_wqe(s, q, w, w.bad_syndrome);
+        return outcome::DONE;
+    }
+
+    if (w.info->flags & OP_LOCAL) {
+        complete_wqe(s, q, w, 0); /* NOP */
+        return outcome::DONE;
+    }
+
+    if (q->is_ud()) {
+        process_ud(s, q, w);
+        return outcome::DONE;
+    }
+
+    if (w.waiting) {
+        if ((w.deadline == NEVER) || (engine_now(s) < w.deadline)) {
+            return outcome::WAIT;
+        }
+        if (!w.rnr_wait) {
+            if (w.retries_left == 0) {
+                fail_wqe(s, q, w, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+                return outcome::DONE;
+            }
+            --w.retries_left;
+            count_retry(s, q);
+        }
+        w.waiting = false;
+        requester_rewind(q);
+    }
+
+    if ((w.length > 0) &&
+        (uint64_t(w.length) > (1ull << q->log_msg_max))) {
+        fail_wqe(s, q, w, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+        return outcome::DONE;
+    }
+
+    return transmit(s, q, w);
+}
+
+uint16_t sq_producer(const qp *q)
+{
+    return static_cast<uint16_t>(dma_load_be32(&qp_dbrec(q)[MLX5_SND_DBR]));
+}
+
+/* The producer counter as last read: the doorbell record (a line its user
+ * keeps writing) is read again only once what the last reading showed has
+ * been taken, as it only moves on */
+uint16_t sq_producer_seen(qp *q)
+{
+    if (q->sq_x.fetch == q->sq_x.producer_seen) {
+        q->sq_x.producer_seen = sq_producer(q);
+    }
+    return q->sq_x.producer_seen;
+}
+
+/* The QP is in ERR: everything posted completes with WR_FLUSH_ERR */
+bool flush(emu_state &s, qp *q, const ring &r)
+{
+    uint16_t producer = sq_producer(q);
+    bool did          = false;
+
+    q->sq_x.sent      = 0;
+    q->sq_x.reads_out = 0;
+    while (!q->sq_x.wqes.empty()) {
+        complete_wqe(s, q, q->sq_x.wqes.front(),
+                     MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+        q->sq_x.wqes.pop_front();
+        did = true;
+    }
+
+    while (q->sq_x.fetch != producer) {
+        send_wqe w;
+
+        wqe_decode(q, r, q->sq_x.fetch, &w);
+        q->sq_x.fetch += w.nbb;
+        complete_wqe(s, q, w, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+        did = true;
+    }
+    q->sq_x.producer_seen = q->sq_x.fetch;
+
+    return did;
+}
+
+/* A fenced WQE waits for everything before it (it goes when it is the
+ * oldest) */
+bool fenced(const send_wqe &w)
+{
+    return (w.fm_ce_se & (MLX5_WQE_CTRL_FENCE |
+                          MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE)) != 0;
+}
+
+/*
+ * Behind a WQE waiting for another host's answer, send the next ones
+ * without waiting (at most PIPELINE_MAX messages in flight, and at most
+ * 2^log_sra_max reads and atomics, the QP's initiator depth). Only plain
+ * requests go ahead; anything else (a local operation, a fenced WQE, an
+ * error found locally) waits until it is the oldest, so completions stay
+ * in order.
+ */
+bool pipeline(emu_state &s, qp *q)
+{
+    bool did = false;
+    request_pkt pkt;
+
+    while ((q->sq_x.sent > 0) && (q->sq_x.sent < q->sq_x.wqes.size()) &&
+           (q->sq_x.sent < PIPELINE_MAX)) {
+        send_wqe &w = q->sq_x.wqes.at(q->sq_x.sent);
+        qp *dst     = nullptr;
+        wire::dest remote;
+
+        if ((w.bad_syndrome != 0) || (w.info->flags & OP_LOCAL) ||
+            w.waiting || fenced(w) ||
+            ((w.info->flags & OP_RESPONSE) &&
+             (q->sq_x.reads_out >= (1u << q->log_sra_max))) ||
+            (uint64_t(w.length) > (1ull << q->log_msg_max)) ||
+            (deliver(s, q, &dst, &remote) != UCT_IB_EMU_DROP_NONE) ||
+            (dst != nullptr)) {
+            break;
+        }
+
+        if (!w.sges.empty()) {
+            if (check_local(q, w, &q->sq_x.payload) != 0) {
+                break;
+            }
+            q->sq_x.payload.insert(q->sq_x.payload.begin(),
+                                   w.inline_data.begin(), w.inline_data.end());
+        }
+
+        request_of(q, w, &pkt);
+        send_remote(s, q, w, pkt,
+                    w.sges.empty() ? w.inline_data : q->sq_x.payload, remote);
+        did = true;
+    }
+
+    return did;
+}
+
+} // namespace
+
+
+
+bool requester_progress(emu_state &s, qp *q)
+{
+    ring r = sq_ring(q);
+    bool did = false;
+    uint16_t producer;
+    unsigned taken;
+
+    if (r.buf == nullptr) {
+        return false;
+    }
+
+    if ((q->state == UCT_MLX5_QP_STATE_ERR) ||
+        (q->state == UCT_MLX5_QP_STATE_SQER)) {
+        return flush(s, q, r);
+    }
+
+    if (q->state != UCT_MLX5_QP_STATE_RTS) {
+        return false; /* posted WQEs wait for RTS */
+    }
+
+    producer = sq_producer_seen(q);
+    for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
+         ++taken) {
+        send_wqe &w = q->sq_x.wqes.push_back();
+
+        wqe_decode(q, r, q->sq_x.fetch, &w);
+        q->sq_x.fetch += w.nbb;
+        did = true;
+    }
+
+    while (!q->sq_x.wqes.empty()) {
+        outcome o = process(s, q, q->sq_x.wqes.front());
+
+        if (o == outcome::WAIT) {
+            break;
+        }
+        did = true;
+        if (o == outcome::WAIT_NEW) {
+            break;
+        }
+        q->sq_x.wqes.pop_front();
+        if ((q->state == UCT_MLX5_QP_STATE_ERR) ||
+            (q->state == UCT_MLX5_QP_STATE_SQER)) {
+            flush(s, q, r);
+            break;
+        }
+    }
+
+    if (q->sq_x.sent > 0) {
+        did |= pipeline(s, q);
+    }
+    return did;
+}
+
+uint64_t requester_next_timer(const qp *q)
+{
+    if (q->sq_x.wqes.empty() || !q->sq_x.wqes.front().waiting) {
+        return NEVER;
+    }
+
+    return q->sq_x.wqes.front().deadline;
+}
+
+} // namespace uct_ib_emu

@@ -1,0 +1,237 @@
+/*
+ * DevX RMPs (receive memory pools) as the firmware executes them:
+ * CREATE_RMP, MODIFY_RMP (the limit, lwm), QUERY_RMP and DESTROY_RMP. An
+ * RMP is the shared receive queue of the QPs created with rq_type SRQ and
+ * its number in qpc.srqn_rmpn_xrqn; it shares the SRQs' number space and
+ * their model object (model.h: srq), with its ring and doorbell record in
+ * its user's umems.
+ *
+ * Its WQEs are those of an SRQ: a 16-byte next segment, then scatter
+ * entries up to the stride, ended early by an invalid lkey. A linked-list
+ * RMP follows the next-WQE links as a verbs SRQ does; a cyclic one takes its
+ * WQEs in ring order (index = counter & (size - 1)) and ignores the next
+ * segment, which its user may use for its own bookkeeping. Either way the
+ * doorbell record's first dword counts the WQEs posted.
+ */
+#include <emu/firmware/devx.h>
+
+
+namespace uct_ib_emu {
+
+namespace prm = uct_mlx5_prm;
+
+namespace {
+
+/* A receive WQE: the next segment and at least one scatter entry */
+constexpr unsigned RMP_MIN_STRIDE = sizeof(struct mlx5_wqe_srq_next_seg) +
+                                    sizeof(struct mlx5_wqe_data_seg);
+constexpr unsigned RMP_DBREC_SIZE  = sizeof(uint32_t);
+constexpr unsigned RMP_DBREC_ALIGN = 2 * sizeof(uint32_t);
+
+template <typename F>
+uint64_t get(const uint32_t *buf)
+{
+    return uct_mlx5_prm_get<F>(buf);
+}
+
+template <typename F>
+using wq_f = prm::at<prm::rmpc::wq, F>;
+
+bool in_umem(const umem *u, uint64_t offset, uint64_t len)
+{
+    return (offset <= u->size) && (len <= u->size - offset);
+}
+
+} // namespace
+
+
+uint32_t rmp_cmd_rmpn(const mailbox &in)
+{
+    static_assert((prm::query_rmp_in::rmpn::offset ==
+                   prm::destroy_rmp_in::rmpn::offset) &&
+                  (prm::modify_rmp_in::rmpn::offset ==
+                   prm::destroy_rmp_in::rmpn::offset),
+                  "rmpn is at the same offset in every RMP command");
+
+    return static_cast<uint32_t>(get<prm::destroy_rmp_in::rmpn>(in.dw()));
+}
+
+fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
+                         srq **rmp_p)
+{
+    device *dev = ctx->dev;
+    const uint32_t *rmpc;
+    unsigned log_wq_sz, stride, wq_type;
+    uint64_t wq_offset, dbr_addr, lwm;
+    umem *wq_umem, *dbr_umem;
+    std::unique_ptr<srq> q;
+    pd *p;
+    fw_result result;
+
+    result = check_mailboxes<prm::create_rmp_in::layout,
+                             prm::create_rmp_out::layout>(in, out);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
+    }
+
+    rmpc = sub<prm::create_rmp_in::rmp_context>(in.dw());
+    if (get<prm::rmpc::state>(rmpc) != UCT_MLX5_RMPC_STATE_RDY) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_STATE);
+    }
+    if (get<prm::rmpc::basic_cyclic_rcv_wqe>(rmpc)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BASIC_CYCLIC);
+    }
+
+    wq_type = get<wq_f<prm::wq::wq_type>>(rmpc);
+    if ((wq_type != UCT_MLX5_WQ_TYPE_LINKED_LIST) &&
+        (wq_type != UCT_MLX5_WQ_TYPE_CYCLIC)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_WQ_TYPE);
+    }
+
+    p = lookup(dev->pds, get<wq_f<prm::wq::pd>>(rmpc), ctx);
+    if (p == nullptr) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_PD);
+    }
+
+    log_wq_sz = get<wq_f<prm::wq::log_wq_sz>>(rmpc);
+    if (log_wq_sz > LOG_MAX_SRQ_SZ) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LOG_WQ_SZ);
+    }
+
+    stride = 1u << get<wq_f<prm::wq::log_wq_stride>>(rmpc);
+    if ((stride < RMP_MIN_STRIDE) || (stride > MAX_WQE_SZ_RQ)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LOG_WQ_STRIDE);
+    }
+
+    lwm = get<wq_f<prm::wq::lwm>>(rmpc);
+    if (lwm >= (1u << log_wq_sz)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LWM);
+    }
+
+    /* The ring and the doorbell record are in umems (the kernel has set
+     * wq_umem_valid and dbr_umem_valid) */
+    wq_umem = lookup(dev->umems, get<wq_f<prm::wq::wq_umem_id>>(rmpc), ctx);
+    if (wq_umem == nullptr) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_WQ_UMEM);
+    }
+    wq_offset = get<wq_f<prm::wq::wq_umem_offset>>(rmpc);
+    if (!in_umem(wq_umem, wq_offset, uint64_t(stride) << log_wq_sz)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_WQ_UMEM_SIZE);
+    }
+
+    dbr_umem = lookup(dev->umems, get<wq_f<prm::wq::dbr_umem_id>>(rmpc), ctx);
+    if (dbr_umem == nullptr) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_DBR_UMEM);
+    }
+    dbr_addr = get<wq_f<prm::wq::dbr_addr>>(rmpc);
+    if ((dbr_addr % RMP_DBREC_ALIGN) ||
+        !in_umem(dbr_umem, dbr_addr, RMP_DBREC_SIZE)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_DBR_ADDR);
+    }
+
+    if (dev->srqs.size() >= (1u << LOG_MAX_RMP)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LIMIT);
+    }
+
+    q                 = std::make_unique<srq>(ctx);
+    q->devx           = true;
+    q->pd             = p;
+    q->srqn           = dev->next_srqn++;
+    q->wq_type        = static_cast<uint8_t>(wq_type);
+    q->wqe_cnt        = 1u << log_wq_sz;
+    q->stride         = stride;
+    q->max_sge        = (stride - sizeof(struct mlx5_wqe_srq_next_seg)) /
+                        sizeof(struct mlx5_wqe_data_seg);
+    q->lwm            = static_cast<uint16_t>(lwm);
+    q->wq_umem        = wq_umem;
+    q->wq_umem_offset = wq_offset;
+    q->dbr_umem       = dbr_umem;
+    q->dbr_offset     = dbr_addr;
+
+    ++p->refs;
+    ++wq_umem->refs;
+    ++dbr_umem->refs;
+
+    dev->srqs[q->srqn] = q.get();
+    put<prm::create_rmp_out::rmpn>(out.dw(), q->srqn);
+    uct_ib_emu_debug("%s: created DevX rmp 0x%x: %s, %u WQEs of %u bytes",
+                     dev->name.c_str(), q->srqn,
+                     (wq_type == UCT_MLX5_WQ_TYPE_CYCLIC) ? "cyclic" :
+                                                            "linked list",
+                     q->wqe_cnt, q->stride);
+    *rmp_p = add_object(ctx, std::move(q));
+    return FW_OK;
+}
+
+fw_result rmp_modify_cmd(srq *rmp, const mailbox &in)
+{
+    namespace mri = prm::modify_rmp_in;
+    const uint32_t *rmpc;
+    uint64_t bitmask, lwm;
+
+    if (!in.fits<mri::layout>()) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
+    }
+    if (in.op_mod() != 0) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
+    }
+    if (get<mri::rmp_state>(in.dw()) != rmp->rmp_state) {
+        return fw_fail(UCT_IB_EMU_SYND_MODIFY_RMP_BAD_STATE);
+    }
+
+    rmpc = sub<mri::ctx>(in.dw());
+    if (get<prm::rmpc::state>(rmpc) != UCT_MLX5_RMPC_STATE_RDY) {
+        return fw_fail(UCT_IB_EMU_SYND_MODIFY_RMP_NEXT_STATE);
+    }
+
+    bitmask = get<mri::bitmask>(in.dw());
+    if (bitmask & ~uint64_t(UCT_MLX5_RMP_BITMASK_LWM)) {
+        return fw_fail(UCT_IB_EMU_SYND_MODIFY_RMP_BITMASK);
+    }
+
+    if (bitmask & UCT_MLX5_RMP_BITMASK_LWM) {
+        lwm = get<wq_f<prm::wq::lwm>>(rmpc);
+        if (lwm >= rmp->wqe_cnt) {
+            return fw_fail(UCT_IB_EMU_SYND_MODIFY_RMP_LWM);
+        }
+        rmp->lwm = static_cast<uint16_t>(lwm);
+    }
+    return FW_OK;
+}
+
+fw_result rmp_query_cmd(const srq *rmp, const mailbox &in, mailbox &out)
+{
+    uint32_t *rmpc;
+    fw_result result = query_output<prm::query_rmp_in::layout,
+                                    prm::query_rmp_out::layout,
+                                    prm::query_rmp_out::rmp_context>(
+                               in, out, &rmpc);
+
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
+    }
+
+    put<prm::rmpc::state>(rmpc, rmp->rmp_state);
+    put<wq_f<prm::wq::wq_type>>(rmpc, rmp->wq_type);
+    put<wq_f<prm::wq::lwm>>(rmpc, rmp->lwm);
+    put<wq_f<prm::wq::pd>>(rmpc, rmp->pd->pdn);
+    put<wq_f<prm::wq::dbr_addr>>(rmpc, rmp->dbr_offset);
+    put<wq_f<prm::wq::hw_counter>>(rmpc, rmp->exec.consumed);
+    put<wq_f<prm::wq::sw_counter>>(rmpc, rmp->exec.producer_seen);
+    put<wq_f<prm::wq::log_wq_stride>>(rmpc, ilog2_ceil(rmp->stride));
+    put<wq_f<prm::wq::log_wq_sz>>(rmpc, ilog2_ceil(rmp->wqe_cnt));
+    put<wq_f<prm::wq::dbr_umem_valid>>(rmpc, 1);
+    put<wq_f<prm::wq::wq_umem_valid>>(rmpc, 1);
+    put<wq_f<prm::wq::dbr_umem_id>>(rmpc, rmp->dbr_umem->dv.umem_id);
+    put<wq_f<prm::wq::wq_umem_id>>(rmpc, rmp->wq_umem->dv.umem_id);
+    put<wq_f<prm::wq::wq_umem_offset>>(rmpc, rmp->wq_umem_offset);
+    return FW_OK;
+}
+
+fw_result rmp_destroy_cmd(const srq *rmp)
+{
+    return (rmp->refs > 0) ? fw_fail(UCT_IB_EMU_SYND_DESTROY_RMP_IN_USE) :
+                             FW_OK;
+}
+
+} // namespace uct_ib_emu

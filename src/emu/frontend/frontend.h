@@ -1,0 +1,65 @@
+/*
+ * What the front-end's files share (frontend/): every way into the model
+ * from outside, the glue table (glue_ops.cc, ops.h), the verbs entry points
+ * as rdma-core's mlx5 provider and the kernel answer them, the DevX entry
+ * points, the drop-in (dropin.cc, preload/), completion and asynchronous
+ * events, and the control API's instruments. frontend/ may include every
+ * other role; no other role includes it (buildlib/check-emu-layers.sh).
+ */
+#ifndef UCT_IB_EMU_FRONTEND_FRONTEND_H_
+#define UCT_IB_EMU_FRONTEND_FRONTEND_H_
+
+#include <emu/model/model.h>
+
+
+namespace uct_ib_emu {
+
+/* The operations of a new context that rdma-core's inline functions call
+ * (provider.cc) */
+void provider_context_init(context *ctx);
+
+/* A CQ with cqe_size-byte entries (64 or 128), checked by the caller,
+ * with or without overrun checking (verbs.cc) */
+struct ibv_cq *cq_create(struct ibv_context *ibctx, int cqe, void *cq_context,
+                         struct ibv_comp_channel *channel, int comp_vector,
+                         uint32_t cqe_size, bool ignore_overrun = false);
+
+/* DevX event channels, with rdma-core's conventions (devx_events.cc) */
+struct mlx5dv_devx_event_channel *
+devx_create_event_channel(struct ibv_context *ibctx, uint32_t flags);
+void devx_destroy_event_channel(struct mlx5dv_devx_event_channel *handle);
+int devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *handle,
+                              struct mlx5dv_devx_obj *obj_handle,
+                              uint16_t events_sz, const uint16_t *events_num,
+                              uint64_t cookie);
+ssize_t devx_get_event(struct mlx5dv_devx_event_channel *handle,
+                       struct mlx5dv_devx_async_event_hdr *event_data,
+                       size_t event_resp_len);
+
+/* mlx5dv_devx_qp_modify/query on a verbs QP (the drop-in front-end;
+ * devx.cc): 0, EREMOTEIO with the firmware's status in out, EINVAL (not a
+ * verbs QP of the model, a command of another kind or QP), EOPNOTSUPP
+ * without DevX */
+int emu_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t inlen,
+                       void *out, size_t outlen);
+int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
+                      void *out, size_t outlen);
+
+/* The verbs data path (verbs_data.cc): CQEs of c's ring as work
+ * completions (up to num), the provider's indices of a QP moved to RESET,
+ * the initial free list of an SRQ */
+int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
+void verbs_queues_reset(qp *q);
+void srq_init_links(srq *q);
+
+/* The ibv_wr_* send path of verbs QPs (verbs_wr.cc): a QP created with
+ * send ops (the IBV_ and MLX5DV_QP_EX_WITH_* flags), the QP moved to state
+ * next (flush or forget what is queued), and the completions of its work
+ * requests: up to num of them from c into wc */
+void qp_setup_send_ops(emu_state &s, qp *q, uint64_t ibv_ops, uint64_t dv_ops);
+void qp_send_state_changed(emu_state &s, qp *q, enum ibv_qp_state next);
+int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
+
+} // namespace uct_ib_emu
+
+#endif

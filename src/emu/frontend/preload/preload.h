@@ -1,0 +1,19 @@
+/*
+ * What the parts of the preload library share: the model's drop-in table,
+ * loaded on first use (preload.cc).
+ */
+#ifndef UCT_IB_EMU_FRONTEND_PRELOAD_PRELOAD_H_
+#define UCT_IB_EMU_FRONTEND_PRELOAD_PRELOAD_H_
+
+#include <emu/api/dropin.h>
+
+/* The model's drop-in table, loading the model on the first call; NULL
+ * (errno ENOSYS) when it cannot be loaded, and while this thread is loading
+ * it (the dynamic loader's own file calls during the load) */
+const uct_ib_emu_dropin_ops_t *preload_dropin_ops();
+
+/* The model's uct_ib_emu_dropin_sigaction once the model is loaded; NULL
+ * before (this never loads it) */
+uct_ib_emu_dropin_sigaction_func_t preload_model_sigaction();
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * The operations of an emulated context, as an rdma-core provider installs
+ * them in its verbs_context: the inline functions of verbs.h (ibv_post_send,
+ * ibv_poll_cq, ibv_req_notify_cq, ibv_query_port, ibv_query_device_ex, ...)
+ * call through them. Each one is the glue table's slot, so a program that
+ * reaches the model this way (the drop-in front-end) and our library, which
+ * calls the glue table, run the same code, fault injection included.
+ */
+#include <emu/model/model.h>
+
+#include <algorithm>
+#include <cstddef>
+
+
+
+namespace uct_ib_emu {
+
+namespace {
+
+/* The compat ibv_port_attr of the query_port symbol ends at flags */
+constexpr size_t COMPAT_PORT_ATTR_SIZE =
+        offsetof(struct ibv_port_attr, flags) +
+        sizeof(((struct ibv_port_attr*)nullptr)->flags);
+
+static_assert(offsetof(struct verbs_context, context) + sizeof(ibv_context) ==
+              sizeof(struct verbs_context),
+              "verbs.h requires the ibv_context to be the last member");
+
+int query_port_sized(struct ibv_context *ibctx, uint8_t port_num,
+                     struct ibv_port_attr *attr, size_t attr_len)
+{
+    struct ibv_port_attr full;
+    int ret;
+
+    ret = uct_ib_emu_glue_ops.query_port(ibctx, port_num, &full);
+    if (ret == 0) {
+        memcpy(attr, &full, std::min(attr_len, sizeof(full)));
+    }
+    return ret;
+}
+
+int compat_query_port(struct ibv_context *ibctx, uint8_t port_num,
+                      struct _compat_ibv_port_attr *attr)
+{
+    return query_port_sized(ibctx, port_num,
+                            reinterpret_cast<struct ibv_port_attr*>(attr),
+                            COMPAT_PORT_ATTR_SIZE);
+}
+
+int query_device_ex(struct ibv_context *ibctx,
+                    const struct ibv_query_device_ex_input *input,
+                    struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+    struct ibv_device_attr_ex full = {};
+    int ret;
+
+    if (((input != nullptr) && (input->comp_mask != 0)) ||
+        (attr_size < sizeof(full.orig_attr))) {
+        return EINVAL;
+    }
+
+    ret = uct_ib_emu_glue_ops.query_device(ibctx, &full.orig_attr);
+    if (ret != 0) {
+        return ret;
+    }
+
+    /* Nothing beyond the classic attributes is modelled: no on-demand
+     * paging, timestamps, TSO, RSS, tag matching or device memory */
+    full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
+    memcpy(attr, &full, std::min(attr_size, sizeof(full)));
+    return 0;
+}
+
+/* Memory windows are not modelled */
+struct ibv_mw *alloc_mw(struct ibv_pd *, enum ibv_mw_type)
+{
+    return fail_ptr<struct ibv_mw>(EOPNOTSUPP);
+}
+
+int bind_mw(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)
+{
+    return EOPNOTSUPP;
+}
+
+int dealloc_mw(struct ibv_mw *)
+{
+    return EOPNOTSUPP;
+}
+
+} // namespace
+
+
+void provider_context_init(context *ctx)
+{
+    struct verbs_context *vctx = &ctx->vctx;
+    struct ibv_context_ops *ops = &vctx->context.ops;
+
+    /* The _compat_* slots without a prototype are ABI padding: nothing in
+     * verbs.h calls them */
+    ops->_compat_query_device = uct_ib_emu_glue_ops.query_device;
+    ops->_compat_query_port   = compat_query_port;
+    ops->alloc_mw             = alloc_mw;
+    ops->bind_mw              = bind_mw;
+    ops->dealloc_mw           = dealloc_mw;
+    ops->poll_cq              = uct_ib_emu_glue_ops.poll_cq;
+    ops->req_notify_cq        = uct_ib_emu_glue_ops.req_notify_cq;
+    ops->post_srq_recv        = uct_ib_emu_glue_ops.post_srq_recv;
+    ops->post_send            = uct_ib_emu_glue_ops.post_send;
+    ops->post_recv            = uct_ib_emu_glue_ops.post_recv;
+
+    /* Extended operations: an absent one stays NULL, which verbs.h reads
+     * as "not supported" */
+    vctx->query_port      = query_port_sized;
+    vctx->query_device_ex = query_device_ex;
+    vctx->sz              = sizeof(*vctx);
+    vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+}
+
+
+} // namespace uct_ib_emu

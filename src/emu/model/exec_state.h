@@ -1,0 +1,239 @@
+/*
+ * What the engine keeps per queue between two of its passes: the device's
+ * side of the send, receive and completion queues (their hardware indices)
+ * and the requester's and responder's progress. Held by the model objects
+ * (model.h) and changed only by the engine, with emu_state::lock held.
+ */
+#ifndef UCT_IB_EMU_MODEL_EXEC_STATE_H_
+#define UCT_IB_EMU_MODEL_EXEC_STATE_H_
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+
+namespace uct_ib_emu {
+
+struct opcode_info;
+
+/* The most a CQE holds of a message (scatter to CQE, 128-byte CQEs) */
+constexpr uint32_t CQE_SCATTER_MAX = 64;
+
+/* A scatter/gather entry as a data segment carries it, in host order */
+struct sge {
+    uint32_t lkey;
+    uint64_t addr;
+    uint32_t length;
+};
+
+/* A send WQE the requester took from the ring, decoded */
+struct send_wqe {
+    uint16_t             index      = 0; /* first basic block */
+    unsigned             nbb        = 1; /* basic blocks it spans */
+    uint8_t              opcode     = 0;
+    uint8_t              opmod      = 0;
+    uint8_t              fm_ce_se   = 0;
+    uint32_t             imm        = 0; /* as in the WQE (big endian) */
+    const opcode_info    *info      = nullptr;
+    uint64_t             raddr      = 0;
+    uint32_t             rkey       = 0;
+    unsigned             atomic_size = 0; /* 4 or 8 */
+    uint64_t             atomic[4]  = {}; /* operands, host order */
+    std::vector<sge>     sges;
+    bool                 is_inline  = false;
+    std::vector<uint8_t> inline_data;
+    uint32_t             length     = 0; /* message bytes */
+    uint8_t              av[48]     = {}; /* UD: the datagram segment's
+                                             address vector, as posted */
+    uint8_t              bad_syndrome = 0; /* decoding failed: its syndrome */
+
+    /* Reliability */
+    bool                 psn_set    = false; /* sent once: its PSNs */
+    uint32_t             first_psn  = 0;
+    bool                 waiting    = false; /* on a timer until deadline */
+    bool                 rnr_wait   = false; /* the timer is the RNR timer */
+    uint64_t             deadline   = 0;
+    unsigned             retries_left = 0;
+    unsigned             rnr_left   = 0;
+
+    /* Sent to another host of the fabric, answered asynchronously */
+    uint32_t             npkts      = 1;
+    uint32_t             resp_got   = 0; /* response bytes received */
+
+    /* A response written into the CQE (scatter to CQE), not to sges */
+    uint8_t              cqe_data[CQE_SCATTER_MAX] = {};
+
+    /* Back to a fresh entry, keeping the buffers' capacity */
+    void reset()
+    {
+        std::vector<sge> s             = std::move(sges);
+        std::vector<uint8_t> d         = std::move(inline_data);
+
+        *this = send_wqe();
+        s.clear();
+        d.clear();
+        sges        = std::move(s);
+        inline_data = std::move(d);
+    }
+};
+
+/* The WQEs a requester took, oldest first; entries are reused, so taking a
+ * WQE allocates nothing once the ring has warmed up */
+class wqe_fifo {
+public:
+    bool empty() const
+    {
+        return m_count == 0;
+    }
+
+    send_wqe &front()
+    {
+        return m_slots[m_head];
+    }
+
+    const send_wqe &front() const
+    {
+        return m_slots[m_head];
+    }
+
+    size_t size() const
+    {
+        return m_count;
+    }
+
+    send_wqe &at(size_t i)
+    {
+        return m_slots[(m_head + i) % m_slots.size()];
+    }
+
+    void pop_front()
+    {
+        m_head = (m_head + 1) % m_slots.size();
+        --m_count;
+    }
+
+    /* A fresh entry at the back */
+    send_wqe &push_back()
+    {
+        if (m_count == m_slots.size()) {
+            grow();
+        }
+
+        send_wqe &w = m_slots[(m_head + m_count) % m_slots.size()];
+        w.reset();
+        ++m_count;
+        return w;
+    }
+
+private:
+    void grow()
+    {
+        std::vector<send_wqe> bigger(std::max<size_t>(16, 2 * m_slots.size()));
+
+        for (size_t i = 0; i < m_count; ++i) {
+            bigger[i] = std::move(m_slots[(m_head + i) % m_slots.size()]);
+        }
+        m_slots.swap(bigger);
+        m_head = 0;
+    }
+
+    std::vector<send_wqe> m_slots;
+    size_t                m_head  = 0;
+    size_t                m_count = 0;
+};
+
+struct device;
+
+/* Where delivery last found a QP's destination (delivery.cc) */
+struct route_hint {
+    const device *dev       = nullptr;
+    uint8_t      port       = 0;
+    uint32_t     gid_index  = 0;
+};
+
+/* The requester's side of a send queue */
+struct sq_exec {
+    uint16_t             fetch = 0; /* next basic block to take */
+    uint16_t             producer_seen = 0; /* the doorbell record, as last
+                                               read (it only moves on) */
+    wqe_fifo             wqes;      /* taken, not completed, in order */
+    size_t               sent  = 0; /* of them, from the front: sent to
+                                       another host, not yet answered */
+    unsigned             reads_out = 0; /* of those, reads and atomics */
+    std::vector<uint8_t> payload;   /* the message being sent, gathered */
+};
+
+/* The responder's side: the message being received */
+struct rq_exec {
+    uint16_t         consumed  = 0;     /* receive WQEs taken (regular RQ) */
+    uint16_t         producer_seen = 0; /* its doorbell record, as last read */
+    bool             in_send   = false; /* a multi-packet SEND in progress */
+    uint16_t         wqe_index = 0;
+    std::vector<sge> sges;
+    uint32_t         offset    = 0;
+    uint32_t         cqe_len   = 0;     /* scattered to the CQE: bytes */
+    uint8_t          cqe_data[CQE_SCATTER_MAX] = {};
+
+    /* The last atomic executed, replayed to a duplicate of its request */
+    uint32_t         atomic_psn = UINT32_MAX;
+    uint64_t         atomic_orig = 0;
+};
+
+/* The device's side of a completion queue */
+struct cq_exec {
+    uint32_t pi       = 0;     /* CQEs written */
+    uint32_t ci_seen  = 0;     /* the consumer index, as last read */
+    bool     in_error = false; /* overrun happened */
+    uint32_t sw_ci    = 0;     /* verbs poll_cq: entries consumed */
+};
+
+/* The device's side of a shared receive queue, and the provider's
+ * (post_srq_recv) bookkeeping */
+struct srq_exec {
+    uint16_t head     = 0; /* next WQE the device takes */
+    uint16_t consumed = 0; /* WQEs taken */
+    uint16_t producer_seen = 0; /* the doorbell record, as last read */
+    uint16_t tail     = 0; /* provider: last free WQE */
+    uint16_t posted   = 0; /* provider: WQEs posted (the doorbell counter) */
+    uint16_t free_head = 0;
+};
+
+/* What the mlx5 provider keeps of a verbs work queue, for the verbs entry
+ * points (post_send, post_recv, poll_cq) that write and read the rings */
+struct verbs_wq {
+    uint16_t              pi   = 0; /* send: basic blocks; receive: WQEs */
+    uint16_t              tail = 0; /* the oldest not yet completed */
+    std::vector<uint64_t> wrid;     /* by slot */
+    std::vector<uint16_t> nbb;      /* send: basic blocks, by first slot */
+};
+
+/* What the engine counts (the instruments report it) */
+struct engine_counters {
+    uint64_t packets_sent      = 0;
+    uint64_t packets_delivered = 0;
+    uint64_t retries           = 0;
+    uint64_t rnr_naks          = 0;
+    uint64_t cq_overruns       = 0;
+    std::map<uint8_t, uint64_t> err_cqes; /* by syndrome */
+    /* doorbells rung out of order or not matching their WQE, by what was
+     * wrong (uct_ib_emu_doorbell_error_str) */
+    std::map<uct_ib_emu_doorbell_error_t, uint64_t> doorbell_errors;
+    uint64_t doorbells_seen    = 0; /* rings the device saw */
+    uint64_t bf_copies_checked = 0; /* BlueFlame copies it compared */
+};
+
+/* The emulator's clock (engine.cc) */
+struct engine_clock {
+    uint64_t                              now       = 0;    /* ns */
+    double                                scale     = 1.0;
+    bool                                  step_mode = false;
+    bool                                  fresh     = false; /* this pass */
+    std::chrono::steady_clock::time_point last_real;
+};
+
+} // namespace uct_ib_emu
+
+#endif

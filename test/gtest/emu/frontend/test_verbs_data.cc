@@ -1,0 +1,537 @@
+/*
+ * The verbs entry points on the engine: post_send / post_recv /
+ * post_srq_recv write the same ring WQEs as the mlx5 provider, poll_cq reads
+ * the engine's CQEs as work completions. Two verbs QPs of mlx5_0 connected
+ * to each other through the port (RoCEv2), step mode.
+ */
+#include "emu/emu_test.h"
+
+#include <iterator>
+
+#include <poll.h>
+
+
+namespace {
+
+using namespace emu_test;
+
+class test_emu_engine_verbs : public emu_fixture {
+protected:
+    void init() override
+    {
+        emu_fixture::init();
+        ASSERT_EQ(UCS_OK, uct_ib_emu_engine_set_step_mode(true));
+        m_ctx = open("mlx5_0");
+        ASSERT_NE(nullptr, m_ctx);
+        m_pd = uct_ib_glue->alloc_pd(m_ctx);
+        ASSERT_NE(nullptr, m_pd);
+        m_cq = uct_ib_glue->create_cq(m_ctx, 64, nullptr, nullptr, 0);
+        ASSERT_NE(nullptr, m_cq);
+    }
+
+    void cleanup() override
+    {
+        for (struct ibv_qp *qp : m_qps) {
+            EXPECT_EQ(0, uct_ib_glue->destroy_qp(qp));
+        }
+        if (m_srq != nullptr) {
+            EXPECT_EQ(0, uct_ib_glue->destroy_srq(m_srq));
+        }
+        for (struct ibv_mr *mr : m_mrs) {
+            EXPECT_EQ(0, uct_ib_glue->dereg_mr(mr));
+        }
+        EXPECT_EQ(0, uct_ib_glue->destroy_cq(m_cq));
+        if (m_channel != nullptr) {
+            EXPECT_EQ(0, uct_ib_glue->destroy_comp_channel(m_channel));
+        }
+        EXPECT_EQ(0, uct_ib_glue->dealloc_pd(m_pd));
+        emu_fixture::cleanup();
+        EXPECT_EQ(UCS_OK, uct_ib_emu_engine_set_step_mode(false));
+    }
+
+    /* Replace the fixture's CQ by one on a completion channel */
+    void use_channel()
+    {
+        m_channel = uct_ib_glue->create_comp_channel(m_ctx);
+        ASSERT_NE(nullptr, m_channel);
+        ASSERT_EQ(0, uct_ib_glue->destroy_cq(m_cq));
+        m_cq = uct_ib_glue->create_cq(m_ctx, 64, this, m_channel, 0);
+        ASSERT_NE(nullptr, m_cq);
+    }
+
+    bool readable(int timeout_ms)
+    {
+        struct pollfd pfd = {m_channel->fd, POLLIN, 0};
+        return ::poll(&pfd, 1, timeout_ms) == 1;
+    }
+
+    struct ibv_qp *create_qp(struct ibv_srq *srq = nullptr)
+    {
+        struct ibv_qp_init_attr attr = {};
+
+        attr.send_cq            = m_cq;
+        attr.recv_cq            = m_cq;
+        attr.srq                = srq;
+        attr.qp_type            = IBV_QPT_RC;
+        attr.cap.max_send_wr    = 16;
+        attr.cap.max_recv_wr    = 16;
+        attr.cap.max_send_sge   = 2;
+        attr.cap.max_recv_sge   = 2;
+        attr.cap.max_inline_data = 64;
+
+        struct ibv_qp *qp = uct_ib_glue->create_qp(m_pd, &attr);
+        EXPECT_NE(nullptr, qp);
+        if (qp != nullptr) {
+            m_qps.push_back(qp);
+        }
+        return qp;
+    }
+
+    void to_rts(struct ibv_qp *qp, uint32_t dest_qpn, uint8_t retry = 7)
+    {
+        struct ibv_qp_attr attr = {};
+
+        attr.qp_state        = IBV_QPS_INIT;
+        attr.port_num        = 1;
+        attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ |
+                               IBV_ACCESS_REMOTE_ATOMIC;
+        ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, 0x39));
+
+        attr                        = {};
+        attr.qp_state               = IBV_QPS_RTR;
+        attr.path_mtu               = IBV_MTU_1024;
+        attr.dest_qp_num            = dest_qpn;
+        attr.max_dest_rd_atomic     = 4;
+        attr.min_rnr_timer          = 1;
+        attr.ah_attr.is_global      = 1;
+        attr.ah_attr.port_num       = 1;
+        attr.ah_attr.grh.dgid       = gid_of(m_ctx, 1, 3);
+        attr.ah_attr.grh.sgid_index = 3;
+        attr.ah_attr.grh.hop_limit  = 64;
+        ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, 0x129181));
+
+        attr           = {};
+        attr.qp_state  = IBV_QPS_RTS;
+        attr.timeout   = 14;
+        attr.retry_cnt = retry;
+        attr.rnr_retry = 7;
+        attr.max_rd_atomic = 4;
+        ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, 0x12e01));
+    }
+
+    void connect_pair(struct ibv_srq *srq = nullptr)
+    {
+        m_a = create_qp();
+        m_b = create_qp(srq);
+        ASSERT_NE(nullptr, m_b);
+        to_rts(m_a, m_b->qp_num);
+        to_rts(m_b, m_a->qp_num);
+    }
+
+    struct ibv_mr *reg(void *buf, size_t len)
+    {
+        struct ibv_mr *mr = uct_ib_glue->reg_mr(
+                m_pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+                IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                IBV_ACCESS_REMOTE_ATOMIC);
+
+        EXPECT_NE(nullptr, mr);
+        m_mrs.push_back(mr);
+        return mr;
+    }
+
+    int post_send(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+                  struct ibv_sge *sge, int num_sge, unsigned flags = 0,
+                  uint64_t raddr = 0, uint32_t rkey = 0)
+    {
+        struct ibv_send_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id      = wr_id;
+        wr.opcode     = op;
+        wr.sg_list    = sge;
+        wr.num_sge    = num_sge;
+        wr.send_flags = flags;
+        wr.imm_data   = htobe32(0xabcd);
+        if ((op == IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+            (op == IBV_WR_ATOMIC_CMP_AND_SWP)) {
+            wr.wr.atomic.remote_addr = raddr;
+            wr.wr.atomic.rkey        = rkey;
+            wr.wr.atomic.compare_add = 5;
+        } else {
+            wr.wr.rdma.remote_addr = raddr;
+            wr.wr.rdma.rkey        = rkey;
+        }
+        return uct_ib_glue->post_send(qp, &wr, &bad);
+    }
+
+    int post_recv(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sge)
+    {
+        struct ibv_recv_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id   = wr_id;
+        wr.sg_list = sge;
+        wr.num_sge = 1;
+        return uct_ib_glue->post_recv(qp, &wr, &bad);
+    }
+
+    std::vector<struct ibv_wc> poll()
+    {
+        std::vector<struct ibv_wc> wcs(64);
+        uct_ib_emu_engine_run();
+        int n = uct_ib_glue->poll_cq(m_cq, static_cast<int>(wcs.size()),
+                                     wcs.data());
+        EXPECT_GE(n, 0);
+        wcs.resize(std::max(n, 0));
+        return wcs;
+    }
+
+    /* The completions of one QP, in order: requester and responder share
+     * the CQ, and a receive completes before the ACK reaches the sender */
+    static std::vector<struct ibv_wc> of(const std::vector<struct ibv_wc> &wcs,
+                                         const struct ibv_qp *qp)
+    {
+        std::vector<struct ibv_wc> result;
+
+        std::copy_if(wcs.begin(), wcs.end(), std::back_inserter(result),
+                     [qp](const struct ibv_wc &wc) {
+                         return wc.qp_num == qp->qp_num;
+                     });
+        return result;
+    }
+
+    struct ibv_context          *m_ctx = nullptr;
+    struct ibv_pd               *m_pd  = nullptr;
+    struct ibv_cq               *m_cq  = nullptr;
+    struct ibv_srq              *m_srq = nullptr;
+    struct ibv_comp_channel     *m_channel = nullptr;
+    struct ibv_qp               *m_a   = nullptr;
+    struct ibv_qp               *m_b   = nullptr;
+    std::vector<struct ibv_qp*> m_qps;
+    std::vector<struct ibv_mr*> m_mrs;
+};
+
+
+TEST_F(test_emu_engine_verbs, send_write_read_atomic)
+{
+    connect_pair();
+    uint64_t src[4] = {11, 22, 33, 44}, dst[4] = {}, remote = 100;
+    struct ibv_mr *mr_s = reg(src, sizeof(src));
+    struct ibv_mr *mr_d = reg(dst, sizeof(dst));
+    struct ibv_mr *mr_r = reg(&remote, sizeof(remote));
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&dst[0]), 8, mr_d->lkey};
+    struct ibv_sge ssge = {reinterpret_cast<uintptr_t>(&src[0]), 8, mr_s->lkey};
+
+    ASSERT_EQ(0, post_recv(m_b, 0xb0, &rsge));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND_WITH_IMM, 0xa0, &ssge, 1,
+                           IBV_SEND_SIGNALED | IBV_SEND_INLINE));
+    std::vector<struct ibv_wc> wcs = poll();
+    std::vector<struct ibv_wc> req = of(wcs, m_a), resp = of(wcs, m_b);
+    ASSERT_EQ(1u, req.size());
+    ASSERT_EQ(1u, resp.size());
+    EXPECT_EQ(0xa0u, req[0].wr_id);
+    EXPECT_EQ(IBV_WC_SEND, req[0].opcode);
+    EXPECT_EQ(IBV_WC_SUCCESS, req[0].status);
+    EXPECT_EQ(0xb0u, resp[0].wr_id);
+    EXPECT_EQ(IBV_WC_RECV, resp[0].opcode);
+    EXPECT_EQ(IBV_WC_SUCCESS, resp[0].status);
+    EXPECT_EQ(8u, resp[0].byte_len);
+    EXPECT_TRUE(resp[0].wc_flags & IBV_WC_WITH_IMM);
+    EXPECT_EQ(htobe32(0xabcd), resp[0].imm_data);
+    EXPECT_EQ(m_a->qp_num, resp[0].src_qp);
+    EXPECT_EQ(11u, dst[0]);
+
+    struct ibv_sge wsge = {reinterpret_cast<uintptr_t>(&src[1]), 16,
+                           mr_s->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 0xa1, &wsge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&dst[1]), mr_d->rkey));
+    struct ibv_sge gsge = {reinterpret_cast<uintptr_t>(&src[3]), 8,
+                           mr_s->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_READ, 0xa2, &gsge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&dst[0]), mr_d->rkey));
+    uint64_t fetched = 0;
+    struct ibv_mr *mr_f = reg(&fetched, 8);
+    struct ibv_sge asge = {reinterpret_cast<uintptr_t>(&fetched), 8,
+                           mr_f->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_ATOMIC_FETCH_AND_ADD, 0xa3, &asge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&remote), mr_r->rkey));
+
+    wcs = poll();
+    ASSERT_EQ(3u, wcs.size());
+    EXPECT_EQ(IBV_WC_RDMA_WRITE, wcs[0].opcode);
+    EXPECT_EQ(IBV_WC_RDMA_READ, wcs[1].opcode);
+    EXPECT_EQ(IBV_WC_FETCH_ADD, wcs[2].opcode);
+    EXPECT_EQ(0xa3u, wcs[2].wr_id);
+    EXPECT_EQ(22u, dst[1]);
+    EXPECT_EQ(33u, dst[2]);
+    EXPECT_EQ(11u, src[3]) << "read back dst[0]";
+    EXPECT_EQ(100u, fetched) << "host order: IBV_ATOMIC_HCA";
+    EXPECT_EQ(105u, remote);
+}
+
+TEST_F(test_emu_engine_verbs, unsignaled_requests_retire_with_the_next)
+{
+    connect_pair();
+    uint64_t word = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    unsigned completions = 0;
+
+    /* several times the queue's depth: only possible if the signaled
+     * completion frees the unsignaled requests before it */
+    for (unsigned i = 0; i < 200; ++i) {
+        bool last_of_four = (i % 4) == 3;
+        ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, i, &sge, 1,
+                               last_of_four ? IBV_SEND_SIGNALED : 0,
+                               reinterpret_cast<uintptr_t>(&word), mr->rkey))
+                << "request " << i;
+        if (last_of_four) {
+            std::vector<struct ibv_wc> wcs = poll();
+            ASSERT_EQ(1u, wcs.size());
+            EXPECT_EQ(i, wcs[0].wr_id);
+            ++completions;
+        }
+    }
+    EXPECT_EQ(50u, completions);
+}
+
+TEST_F(test_emu_engine_verbs, srq_recycles_its_entries)
+{
+    struct ibv_srq_init_attr sattr = {};
+    sattr.attr.max_wr  = 7;
+    sattr.attr.max_sge = 1;
+    m_srq = uct_ib_glue->create_srq(m_pd, &sattr);
+    ASSERT_NE(nullptr, m_srq);
+    connect_pair(m_srq);
+    uint64_t rbuf[4] = {}, v = 0;
+    struct ibv_mr *mr = reg(rbuf, sizeof(rbuf));
+    struct ibv_mr *mv = reg(&v, 8);
+    struct ibv_sge ssge = {reinterpret_cast<uintptr_t>(&v), 8, mv->lkey};
+
+    for (unsigned i = 0; i < 40; ++i) {
+        struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&rbuf[i % 4]), 8,
+                               mr->lkey};
+        struct ibv_recv_wr wr = {}, *bad = nullptr;
+        wr.wr_id   = 1000 + i;
+        wr.sg_list = &rsge;
+        wr.num_sge = 1;
+        ASSERT_EQ(0, uct_ib_glue->post_srq_recv(m_srq, &wr, &bad)) << i;
+
+        v = i;
+        ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND, i, &ssge, 1,
+                               IBV_SEND_SIGNALED));
+        std::vector<struct ibv_wc> wcs = poll();
+        std::vector<struct ibv_wc> resp = of(wcs, m_b);
+        ASSERT_EQ(2u, wcs.size()) << "send " << i;
+        ASSERT_EQ(1u, resp.size()) << "send " << i;
+        EXPECT_EQ(IBV_WC_RECV, resp[0].opcode);
+        EXPECT_EQ(1000u + i, resp[0].wr_id);
+        EXPECT_EQ(uint64_t(i), rbuf[i % 4]);
+    }
+}
+
+TEST_F(test_emu_engine_verbs, remote_access_error_then_flush)
+{
+    connect_pair();
+    uint64_t word = 0, rbuf = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_mr *mr_r = reg(&rbuf, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&rbuf), 8, mr_r->lkey};
+
+    ASSERT_EQ(0, post_recv(m_b, 0xb1, &rsge));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&word), mr->rkey + 1));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND, 2, &sge, 1, 0));
+
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(3u, wcs.size());
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wcs[0].status);
+    EXPECT_EQ(1u, wcs[0].wr_id);
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wcs[1].status);
+    EXPECT_EQ(2u, wcs[1].wr_id) << "an unsignaled request flushes too";
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wcs[2].status);
+    EXPECT_EQ(0xb1u, wcs[2].wr_id) << "the responder's receive flushes";
+    EXPECT_EQ(m_b->qp_num, wcs[2].qp_num);
+}
+
+TEST_F(test_emu_engine_verbs, reset_makes_the_queues_usable_again)
+{
+    connect_pair();
+    uint64_t word = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    struct ibv_qp_attr attr = {};
+
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&word), mr->rkey));
+    ASSERT_EQ(1u, poll().size());
+
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(m_a, &attr, IBV_QP_STATE));
+    attr.qp_state = IBV_QPS_RESET;
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(m_b, &attr, IBV_QP_STATE));
+    to_rts(m_a, m_b->qp_num);
+    to_rts(m_b, m_a->qp_num);
+
+    word = 0;
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&word), mr->rkey));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(2u, wcs[0].wr_id);
+}
+
+TEST_F(test_emu_engine_verbs, rkey_of_an_indirect_mkey_bound_by_umr)
+{
+    connect_pair();
+    std::vector<uint8_t> piece1(100, 0), piece2(100, 0), src(150);
+    for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = static_cast<uint8_t>(i + 1);
+    }
+    struct ibv_mr *mr1 = reg(piece1.data(), piece1.size());
+    struct ibv_mr *mr2 = reg(piece2.data(), piece2.size());
+    struct ibv_mr *mrs = reg(src.data(), src.size());
+
+    /* the UMR QP (send ops, connected to itself) binds pieces 1 and 2 */
+    struct ibv_qp *umr_qp = create_umr_qp(m_ctx, m_pd, m_cq);
+    ASSERT_NE(nullptr, umr_qp);
+    m_qps.push_back(umr_qp);
+    to_rts(umr_qp, umr_qp->qp_num);
+
+    struct mlx5dv_mkey_init_attr mattr = {};
+    mattr.pd           = m_pd;
+    mattr.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT;
+    mattr.max_entries  = 4;
+    struct mlx5dv_mkey *mkey = uct_ib_glue->mlx5dv_create_mkey(&mattr);
+    ASSERT_NE(nullptr, mkey);
+
+    struct ibv_qp_ex *qpx    = uct_ib_glue->qp_to_qp_ex(umr_qp);
+    struct mlx5dv_qp_ex *dvx = uct_ib_glue->mlx5dv_qp_ex_from_ibv_qp_ex(qpx);
+    struct ibv_sge klm[2]    = {
+        {reinterpret_cast<uintptr_t>(piece1.data()), 100, mr1->lkey},
+        {reinterpret_cast<uintptr_t>(piece2.data()), 100, mr2->lkey}
+    };
+    uct_ib_glue->wr_start(qpx);
+    qpx->wr_id    = 0x77;
+    qpx->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    uct_ib_glue->wr_mr_list(dvx, mkey, IBV_ACCESS_LOCAL_WRITE |
+                            IBV_ACCESS_REMOTE_WRITE, 2, klm);
+    ASSERT_EQ(0, uct_ib_glue->wr_complete(qpx));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    ASSERT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+
+    /* zero-based offset 50..199 of the mkey: the end of piece 1, then
+     * all of piece 2 */
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(src.data()), 150,
+                          mrs->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED, 50, mkey->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_TRUE(std::equal(src.begin(), src.begin() + 50,
+                           piece1.begin() + 50));
+    EXPECT_TRUE(std::equal(src.begin() + 50, src.end(), piece2.begin()));
+    EXPECT_EQ(0, piece1[49]);
+
+    /* one byte past the mkey's 200 */
+    sge.length = 2;
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED, 199, mkey->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wcs[0].status);
+
+    m_qps.pop_back();
+    EXPECT_EQ(0, uct_ib_glue->destroy_qp(umr_qp));
+    EXPECT_EQ(0, uct_ib_glue->mlx5dv_destroy_mkey(mkey));
+}
+
+TEST_F(test_emu_engine_verbs, completion_channel_fires_once_per_arm)
+{
+    use_channel();
+    connect_pair();
+    uint64_t word = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    auto write = [&](uint64_t id) {
+        ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, id, &sge, 1,
+                               IBV_SEND_SIGNALED,
+                               reinterpret_cast<uintptr_t>(&word), mr->rkey));
+    };
+
+    write(1);
+    EXPECT_EQ(1u, poll().size());
+    EXPECT_FALSE(readable(0)) << "an event without an arm";
+
+    ASSERT_EQ(0, uct_ib_glue->req_notify_cq(m_cq, 0));
+    uct_ib_emu_engine_run();
+    EXPECT_FALSE(readable(0)) << "an event without a new CQE";
+
+    write(2);
+    write(3);
+    uct_ib_emu_engine_run();
+    ASSERT_TRUE(readable(0));
+
+    struct ibv_cq *ev_cq = nullptr;
+    void *ev_ctx         = nullptr;
+    ASSERT_EQ(0, uct_ib_glue->get_cq_event(m_channel, &ev_cq, &ev_ctx));
+    EXPECT_EQ(m_cq, ev_cq);
+    EXPECT_EQ(this, ev_ctx);
+    EXPECT_FALSE(readable(0)) << "two CQEs, one arm: one event";
+    EXPECT_EQ(2u, poll().size());
+    EXPECT_EQ(EBUSY, uct_ib_glue->destroy_cq(m_cq)) << "an event not acked";
+    EXPECT_EQ(0u, m_cq->comp_events_completed);
+    uct_ib_glue->ack_cq_events(m_cq, 1);
+    EXPECT_EQ(1u, m_cq->comp_events_completed) << "counted as libibverbs does";
+
+    /* an mlx5dv user arms through the doorbell record: sn 1, next CQE, at
+     * its consumer index */
+    struct mlx5dv_cq dvcq = dv_cq(m_cq);
+    uint32_t ci           = be32toh(dvcq.dbrec[0]) & 0xffffff;
+    __atomic_store_n(&dvcq.dbrec[1], htobe32((1u << 28) | ci),
+                     __ATOMIC_RELEASE);
+    write(4);
+    uct_ib_emu_engine_run();
+    EXPECT_TRUE(readable(0));
+    ASSERT_EQ(0, uct_ib_glue->get_cq_event(m_channel, &ev_cq, &ev_ctx));
+    uct_ib_glue->ack_cq_events(m_cq, 1);
+    EXPECT_EQ(1u, poll().size());
+}
+
+TEST_F(test_emu_engine_verbs, sleeper_wakes_when_the_thread_completes)
+{
+    use_channel();
+    connect_pair();
+    ASSERT_EQ(UCS_OK, uct_ib_emu_engine_set_step_mode(false));
+    uint64_t word = 0;
+    struct ibv_mr *mr = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    struct ibv_wc wc;
+
+    ASSERT_EQ(0, uct_ib_glue->req_notify_cq(m_cq, 0));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 9, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&word), mr->rkey));
+    ASSERT_TRUE(wait_for([&] { return readable(10); }, 10.0,
+                         [] { return std::string("no completion event"); }));
+
+    struct ibv_cq *ev_cq = nullptr;
+    void *ev_ctx         = nullptr;
+    ASSERT_EQ(0, uct_ib_glue->get_cq_event(m_channel, &ev_cq, &ev_ctx));
+    uct_ib_glue->ack_cq_events(ev_cq, 1);
+    ASSERT_EQ(1, uct_ib_glue->poll_cq(m_cq, 1, &wc));
+    EXPECT_EQ(9u, wc.wr_id);
+    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+}
+
+} // namespace
