@@ -161,6 +161,25 @@ $(diff <(echo "$want") <(echo "$got") | sed 's/^/    /')"
     expect "uct_devices exit status for an unknown component" 1 "$rc"
 fi
 
+# ---- ucx_info: the settings explain themselves
+info=$bindir/ucx_info
+fabric=installcheck-info-$$
+UCX_IB_GLUE=emulated UCX_IB_EMU_FABRIC=$fabric UCX_IB_EMU_HOST=host0 \
+    UCX_IB_EMU_HOSTS=2 timeout 60 "$info" -d >"$work/info-emu.out" 2>"$work/info-emu.err" &&
+    rc=0 || rc=$?
+expect "ucx_info -d exit status on an emulated fabric" 0 "$rc"
+expect "ucx_info -d 'unused' warnings for the emulator's variables" 0 \
+    "$(grep -c 'unused environment variable' "$work/info-emu.err" || true)"
+UCX_IB_GLUE=emulated UCX_RC_TX_QUEUE_LEN=abc timeout 60 "$info" -d \
+    >/dev/null 2>"$work/info-knob.err" || true
+expect "ucx_info -d lines for one bad knob" 1 \
+    "$(grep -c "invalid value of UCX_RC_TX_QUEUE_LEN: 'abc'" "$work/info-knob.err" || true)"
+UCX_IB_GLUE=emulated UCX_NET_DEVICES=nonexistent:1 timeout 60 "$info" -d \
+    >/dev/null 2>"$work/info-none.err" && rc=0 || rc=$?
+expect "ucx_info -d exit status when no interface opens" 1 "$rc"
+expect "ucx_info -d lines naming UCX_NET_DEVICES=nonexistent:1" 1 \
+    "$(grep -c 'UCX_NET_DEVICES=nonexistent:1: no device' "$work/info-none.err" || true)"
+
 # ---- uct_hello: two processes on an emulated fabric of their own, the
 # server's MAC moved by the installed ucx_emu while greetings flow
 if build_example uct_hello; then

@@ -334,7 +334,8 @@ static int connect_ep(hello_t *h)
     uct_ep_params_t params;
     size_t dev_len = h->attr.device_addr_len, ep_len = h->attr.ep_addr_len;
     char *mine = malloc(dev_len + ep_len), *theirs = malloc(dev_len + ep_len);
-    ucs_status_t status = UCS_ERR_NO_MEMORY;
+    const char *step = "";
+    ucs_status_t status;
 
     if (h->ep != NULL) {
         uct_ep_destroy(h->ep);
@@ -345,22 +346,28 @@ static int connect_ep(hello_t *h)
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = h->iface;
-    if ((mine != NULL) && (theirs != NULL) &&
-        (uct_ep_create(&params, &h->ep) == UCS_OK) &&
-        (uct_iface_get_device_address(h->iface,
-                                      (uct_device_addr_t*)mine) == UCS_OK) &&
-        (uct_ep_get_address(h->ep, (uct_ep_addr_t*)(mine + dev_len)) ==
-         UCS_OK) &&
-        !send_blob(h->sock, mine, (uint32_t)(dev_len + ep_len)) &&
-        !recv_blob(h->sock, theirs, (uint32_t)(dev_len + ep_len))) {
+    if ((mine == NULL) || (theirs == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+    } else if (((status = uct_ep_create(&params, &h->ep)) != UCS_OK) ||
+               ((status = uct_iface_get_device_address(
+                         h->iface, (uct_device_addr_t*)mine)) != UCS_OK) ||
+               ((status = uct_ep_get_address(
+                         h->ep, (uct_ep_addr_t*)(mine + dev_len))) != UCS_OK)) {
+        step = " (creating the endpoint)";
+    } else if (send_blob(h->sock, mine, (uint32_t)(dev_len + ep_len)) ||
+               recv_blob(h->sock, theirs, (uint32_t)(dev_len + ep_len))) {
+        /* the control connection closed: the peer has gone */
+        status = UCS_ERR_UNREACHABLE;
+        step   = " (peer unreachable: it closed the control connection)";
+    } else {
         status = uct_ep_connect_to_ep(h->ep, (uct_device_addr_t*)theirs,
                                       (uct_ep_addr_t*)(theirs + dev_len));
     }
     free(mine);
     free(theirs);
     if (status != UCS_OK) {
-        fprintf(stderr, "uct_hello: connecting the endpoint failed: %s\n",
-                ucs_status_string(status));
+        fprintf(stderr, "uct_hello: connecting the endpoint failed: %s%s\n",
+                ucs_status_string(status), step);
         return -1;
     }
     return 0;
@@ -493,7 +500,12 @@ static int run_client(hello_t *h, const options_t *opts)
         if (reconnects >= opts->max_reconnects) {
             break;
         }
-        if (sock_write(h->sock, &cmd, 1) || connect_ep(h)) {
+        if (sock_write(h->sock, &cmd, 1)) {
+            fprintf(stderr, "uct_hello: peer unreachable: it closed the "
+                    "control connection\n");
+            return 2;
+        }
+        if (connect_ep(h)) {
             return 2;
         }
         ++reconnects;

@@ -96,12 +96,15 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                                     uct_ib_emu_fabric_info_t *info);
 
 /* A port's MAC moves (with update_neigh, every host's neighbour entries of
- * its GIDs follow, as after a gratuitous ARP) */
+ * its GIDs follow, as after a gratuitous ARP); a MAC another port of the
+ * same L2 segment has is refused (UCS_ERR_ALREADY_EXISTS) unless
+ * allow_duplicate */
 ucs_status_t uct_ib_emu_fabric_set_mac(const std::string &fabric,
                                        const std::string &host,
                                        const std::string &device, uint8_t port,
                                        const uct_ib_emu_mac_t &mac,
-                                       bool update_neigh);
+                                       bool update_neigh,
+                                       bool allow_duplicate = false);
 
 /* Which RoCE versions an Ethernet port drops */
 ucs_status_t uct_ib_emu_fabric_set_drop(const std::string &fabric,

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <functional>
 
 
@@ -28,9 +29,31 @@ bool mac_usable(const uint8_t *mac)
 
 } // namespace
 
-ucs_status_t edit_mac(fabric_rec *rec, port_rec *p, const uint8_t *mac,
-                      bool update_neigh)
+/* The port of the same L2 segment other than @a self that has @a mac */
+const port_rec *mac_holder(const fabric_rec *rec, const port_rec *self,
+                           const uint8_t *mac, unsigned *h_p)
 {
+    for (unsigned h = 0; h < rec->nhosts; ++h) {
+        for (const dev_rec &d : rec->hosts[h].devs) {
+            const port_rec &p = d.port;
+
+            if ((&p != self) && (p.link_layer == IBV_LINK_LAYER_ETHERNET) &&
+                !strncmp(p.segment, self->segment, NAME_LEN) &&
+                !memcmp(p.mac, mac, sizeof(p.mac))) {
+                *h_p = h;
+                return &p;
+            }
+        }
+    }
+    return nullptr;
+}
+
+ucs_status_t edit_mac(fabric_rec *rec, port_rec *p, const uint8_t *mac,
+                      bool update_neigh, bool allow_duplicate)
+{
+    const port_rec *holder;
+    unsigned       holder_host;
+
     if (p->link_layer != IBV_LINK_LAYER_ETHERNET) {
         ucs_error("emu: fabric %s: an InfiniBand port has no MAC", rec->name);
         return UCS_ERR_INVALID_PARAM;
@@ -39,6 +62,16 @@ ucs_status_t edit_mac(fabric_rec *rec, port_rec *p, const uint8_t *mac,
         ucs_error("emu: fabric %s: a port's MAC cannot be zero or multicast",
                   rec->name);
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    holder = mac_holder(rec, p, mac, &holder_host);
+    if ((holder != nullptr) && !allow_duplicate) {
+        ucs_error("emu: fabric %s: MAC %02x:%02x:%02x:%02x:%02x:%02x is "
+                  "already %s's on L2 segment %.*s: two ports with one MAC "
+                  "receive each other's frames (ucx_emu mac --force sets it anyway)",
+                  rec->name, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+                  rec->hosts[holder_host].name, NAME_LEN, p->segment);
+        return UCS_ERR_ALREADY_EXISTS;
     }
 
     memcpy(p->mac, mac, sizeof(p->mac));
@@ -346,11 +379,12 @@ ucs_status_t uct_ib_emu_fabric_set_mac(const std::string &fabric,
                                        const std::string &host,
                                        const std::string &device, uint8_t port,
                                        const uct_ib_emu_mac_t &mac,
-                                       bool update_neigh)
+                                       bool update_neigh, bool allow_duplicate)
 {
     return with_port(fabric, host, device, port,
                      [&](fab::fabric_rec *rec, fab::port_rec *p) {
-        return fab::edit_mac(rec, p, mac.data(), update_neigh);
+        return fab::edit_mac(rec, p, mac.data(), update_neigh,
+                             allow_duplicate);
     });
 }
 
@@ -383,6 +417,14 @@ ucs_status_t uct_ib_emu_fabric_neigh_set(const std::string &fabric,
                                          const union ibv_gid &gid,
                                          const uct_ib_emu_mac_t &mac)
 {
+    static const uint8_t zero_gid[16] = {};
+
+    if (!memcmp(gid.raw, zero_gid, sizeof(zero_gid))) {
+        ucs_error("emu: fabric %s: the zero GID is no port's address; a "
+                  "neighbour entry needs a port's GID", fabric.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     return with_fabric(fabric, [&](fab::fabric_rec *rec) {
         int h = find_host_logged(rec, host);
 

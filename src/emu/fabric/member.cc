@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 
@@ -18,7 +19,7 @@ namespace {
 struct fabric_config {
     char     *fabric;
     char     *host;
-    unsigned hosts;
+    unsigned long hosts;
 };
 
 ucs_config_field_t fabric_config_table[] = {
@@ -33,10 +34,11 @@ ucs_config_field_t fabric_config_table[] = {
      "takes the first host no running process owns.",
      offsetof(fabric_config, host), UCS_CONFIG_TYPE_STRING},
 
-    {"IB_EMU_HOSTS", "0",
+    {"IB_EMU_HOSTS", "auto",
      "Hosts of an emulated fabric this process creates, and the number an\n"
-     "existing one must have (0: 4 hosts, and any number).",
-     offsetof(fabric_config, hosts), UCS_CONFIG_TYPE_UINT},
+     "existing one must have: 1 to 16, or \"auto\" (4 hosts for a new fabric,\n"
+     "any number for an existing one).",
+     offsetof(fabric_config, hosts), UCS_CONFIG_TYPE_ULUNITS},
 
     UCS_CONFIG_EMPTY_FIELD
 };
@@ -73,20 +75,31 @@ ucs_status_t member::join(emu_state &s, std::unique_ptr<member> *member_p)
         return status;
     }
 
-    name  = config.fabric;
-    host  = config.host;
-    hosts = config.hosts;
+    name = config.fabric;
+    host = config.host;
+    const unsigned long hosts_knob = config.hosts;
     ucs_config_parser_release_opts(&config, fabric_config_table);
 
     if (name == "none") {
         return UCS_OK;
     }
 
-    if (!fab::name_valid(name) || (hosts > fab::MAX_HOSTS)) {
-        ucs_error("emu: UCX_IB_EMU_FABRIC=%s UCX_IB_EMU_HOSTS=%u: a fabric is "
-                  "named by 1..%zu letters, digits, '_', '-' or '.', and has "
-                  "at most %u hosts; no emulated devices", name.c_str(),
-                  hosts, fab::MAX_FABRIC_NAME, fab::MAX_HOSTS);
+    if (!fab::name_valid(name)) {
+        ucs_error("emu: UCX_IB_EMU_FABRIC=%s: a fabric is named by 1..%zu "
+                  "letters, digits, '_', '-' or '.'; no emulated devices",
+                  name.c_str(), fab::MAX_FABRIC_NAME);
+        s.devices.clear();
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (hosts_knob == UCS_ULUNITS_AUTO) {
+        hosts = 0; /* do_join: the default for a new fabric, any for one */
+    } else if ((hosts_knob >= 1) && (hosts_knob <= fab::MAX_HOSTS)) {
+        hosts = static_cast<unsigned>(hosts_knob);
+    } else {
+        ucs_error("emu: UCX_IB_EMU_HOSTS=%s: a fabric has 1 to %u hosts, or "
+                  "\"auto\"; no emulated devices",
+                  getenv("UCX_IB_EMU_HOSTS"), fab::MAX_HOSTS);
         s.devices.clear();
         return UCS_ERR_INVALID_PARAM;
     }

@@ -249,7 +249,7 @@ bool neigh_del(host_rec *h, const char *segment, const uint8_t *gid);
 /* What the operations on a live fabric change (lock held, between
  * write_begin/end); they log what they refuse */
 ucs_status_t edit_mac(fabric_rec *rec, port_rec *p, const uint8_t *mac,
-                      bool update_neigh);
+                      bool update_neigh, bool allow_duplicate);
 ucs_status_t edit_drop(fabric_rec *rec, port_rec *p, bool drop_roce_v1,
                        bool drop_roce_v2);
 void edit_port_up(port_rec *p, bool up);

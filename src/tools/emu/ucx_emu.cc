@@ -67,9 +67,10 @@ void usage(FILE *stream)
 "        whether that MAC is still the peer port's (STALE when it moved)\n"
 "    destroy [--force]\n"
 "        remove the fabric; --force even while processes are joined\n"
-"    mac HOST DEV[:PORT] MAC [--no-arp]\n"
+"    mac HOST DEV[:PORT] MAC [--no-arp] [--force]\n"
 "        move a port's MAC; every host's neighbour table follows, as after\n"
-"        a gratuitous ARP, unless --no-arp (the old entries go stale)\n"
+"        a gratuitous ARP, unless --no-arp (the old entries go stale); a MAC\n"
+"        another port of the L2 segment has is refused unless --force\n"
 "    roce HOST DEV[:PORT] v1|v2 drop|accept\n"
 "        make an Ethernet port drop (or accept again) one RoCE version\n"
 "    port HOST DEV[:PORT] up|down\n"
@@ -286,7 +287,7 @@ int cmd_mac(const command_line &cl)
     uct_ib_emu_mac_t mac;
     uint8_t port;
 
-    if (!arg_count(cl, 3, "HOST DEV[:PORT] MAC [--no-arp]", &error) ||
+    if (!arg_count(cl, 3, "HOST DEV[:PORT] MAC [--no-arp] [--force]", &error) ||
         !parse_dev_port(cl.args[1], &dev, &port, &error) ||
         !parse_mac(cl.args[2], &mac, &error)) {
         return bad_usage(cl, error);
@@ -294,7 +295,8 @@ int cmd_mac(const command_line &cl)
 
     bool arp = !cl.opts.count("--no-arp");
     ucs_status_t status = uct_ib_emu_fabric_set_mac(cl.fabric, cl.args[0], dev,
-                                                    port, mac, arp);
+                                                    port, mac, arp,
+                                                    cl.opts.count("--force"));
     if (status == UCS_OK) {
         printf("%s %s:%u: MAC %s%s\n", cl.args[0].c_str(), dev.c_str(), port,
                mac_str(mac).c_str(),
@@ -444,7 +446,7 @@ const std::map<std::string, command> &commands()
         {"show",    {cmd_show, {"-a"}, {}}},
         {"qps",     {cmd_qps, {}, {}}},
         {"destroy", {cmd_destroy, {"--force"}, {}}},
-        {"mac",     {cmd_mac, {"--no-arp"}, {}}},
+        {"mac",     {cmd_mac, {"--no-arp", "--force"}, {}}},
         {"roce",    {cmd_roce, {}, {}}},
         {"port",    {cmd_port, {}, {}}},
         {"neigh",   {cmd_neigh, {}, {}}},

@@ -14,6 +14,7 @@
 #include <uct/api/uct.h>
 #include <uct/api/tools/ib_port_info.h>
 #include <emu/api/port_stats.h>
+#include <ucs/config/global_opts.h>
 #include <ucs/config/parser.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/lib_info.h>
@@ -345,7 +346,8 @@ void print_error_handling(const uct_iface_attr_t &attr)
            what.empty() ? "none" : what.c_str() + 2);
 }
 
-void print_iface_info(uct_md_h md, uct_worker_h worker,
+/* Print one interface; false when it does not open */
+bool print_iface_info(uct_md_h md, uct_worker_h worker,
                       const uct_tl_resource_desc_t &resource)
 {
     uct_iface_params_t params = {};
@@ -363,7 +365,7 @@ void print_iface_info(uct_md_h md, uct_worker_h worker,
     if (status != UCS_OK) {
         printf("#      < failed to read the configuration: %s >\n",
                ucs_status_string(status));
-        return;
+        return false;
     }
 
     params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
@@ -376,7 +378,7 @@ void print_iface_info(uct_md_h md, uct_worker_h worker,
     if (status != UCS_OK) {
         printf("#      < failed to open interface: %s >\n",
                ucs_status_string(status));
-        return;
+        return false;
     }
 
     status = uct_iface_query(iface, &attr);
@@ -384,7 +386,7 @@ void print_iface_info(uct_md_h md, uct_worker_h worker,
         printf("#      < failed to query interface: %s >\n",
                ucs_status_string(status));
         uct_iface_close(iface);
-        return;
+        return false;
     }
 
     if (attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP) {
@@ -414,6 +416,7 @@ void print_iface_info(uct_md_h md, uct_worker_h worker,
     }
     print_error_handling(attr);
     uct_iface_close(iface);
+    return true;
 }
 
 /* Device names of @a resources, in the order they first appear */
@@ -434,7 +437,8 @@ std::vector<std::string> device_names(const uct_tl_resource_desc_t *resources,
     return names;
 }
 
-void print_md_info(uct_component_h component, const char *component_name,
+/* Print one memory domain; returns how many of its interfaces opened */
+unsigned print_md_info(uct_component_h component, const char *component_name,
                    const char *md_name, uct_worker_h worker,
                    const ib_port_query &ib_query,
                    emu_port_stats_query &emu_query)
@@ -446,11 +450,12 @@ void print_md_info(uct_component_h component, const char *component_name,
     uct_md_attr_t          md_attr;
     uct_md_h               md;
     ucs_status_t           status;
+    unsigned               opened = 0;
 
     status = uct_md_config_read(component, nullptr, nullptr, &md_config);
     if (status != UCS_OK) {
         printf("# < failed to read the configuration of %s >\n", md_name);
-        return;
+        return 0;
     }
 
     status = uct_md_open(component, md_name, md_config, &md);
@@ -459,7 +464,7 @@ void print_md_info(uct_component_h component, const char *component_name,
         printf("#\n# Memory domain: %s\n", md_name);
         printf("#   < failed to open memory domain: %s >\n",
                ucs_status_string(status));
-        return;
+        return 0;
     }
 
     status = uct_md_query_tl_resources(md, &resources, &num_resources);
@@ -468,7 +473,7 @@ void print_md_info(uct_component_h component, const char *component_name,
         printf("#   < failed to query resources: %s >\n",
                ucs_status_string(status));
         uct_md_close(md);
-        return;
+        return 0;
     }
 
     const std::vector<std::string> devices = device_names(resources,
@@ -518,13 +523,33 @@ void print_md_info(uct_component_h component, const char *component_name,
         }
         for (unsigned i = 0; i < num_resources; ++i) {
             if (devices[d] == resources[i].dev_name) {
-                print_iface_info(md, worker, resources[i]);
+                opened += print_iface_info(md, worker, resources[i]) ? 1 : 0;
             }
         }
     }
 
     uct_release_tl_resource_list(resources);
     uct_md_close(md);
+    return opened;
+}
+
+/* Ask every component for its memory domains, and forget the answers */
+void list_md_resources()
+{
+    uct_component_h *components;
+    unsigned        num_components;
+
+    if (uct_query_components(&components, &num_components) != UCS_OK) {
+        return; /* print_devices() reports it */
+    }
+
+    for (unsigned c = 0; c < num_components; ++c) {
+        uct_component_attr_t attr = {};
+
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+        (void)uct_component_query(components[c], &attr);
+    }
+    uct_release_component_list(components);
 }
 
 int print_devices()
@@ -554,6 +579,7 @@ int print_devices()
                "right? (ucx_info -v) >\n");
     }
 
+    unsigned                   opened = 0;
     const ib_port_query        ib_query;
     emu_port_stats_query       emu_query;
     for (unsigned c = 0; c < num_components; ++c) {
@@ -577,14 +603,20 @@ int print_devices()
             printf("#\n# Component %s: < no devices found >\n", attr.name);
         }
         for (const uct_md_resource_desc_t &md : mds) {
-            print_md_info(components[c], attr.name, md.md_name, worker,
-                          ib_query, emu_query);
+            opened += print_md_info(components[c], attr.name, md.md_name,
+                                    worker, ib_query, emu_query);
         }
     }
     printf("#\n");
 
     uct_worker_destroy(worker);
     uct_release_component_list(components);
+    if (opened == 0) {
+        fprintf(stderr, "ucx_info: no transport interface opened (see the "
+                "messages above; UCX_NET_DEVICES and UCX_MODULE_DIR choose "
+                "what opens)\n");
+        return EXIT_FAILURE;
+    }
     return EXIT_SUCCESS;
 }
 
@@ -624,7 +656,12 @@ int main(int argc, char **argv)
     }
 
     ucs_modules_load("uct");
-    ucs_config_parser_warn_unused_env_vars(UCS_DEFAULT_ENV_PREFIX);
+    /* The components choose their device tables now, so the knobs of what
+     * those load (the emulated device's) are known before the check */
+    list_md_resources();
+    if (ucs_global_opts.warn_unused_env_vars) {
+        ucs_config_parser_warn_unused_env_vars(UCS_DEFAULT_ENV_PREFIX);
+    }
 
     if (version) {
         print_version();

@@ -4,7 +4,12 @@
 #include "perftest_uct.h"
 #include "bench_probe.h"
 
+#include <ucs/config/global_opts.h>
+#include <ucs/config/parser.h>
+#include <ucs/sys/module.h>
+
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -98,11 +103,16 @@ uct_side::~uct_side()
     }
 }
 
-ucs_status_t uct_side::find_component()
+ucs_status_t uct_side::prepare()
 {
     uct_component_h *components;
     unsigned        num;
     ucs_status_t    status;
+    char            dir[4096];
+
+    if (ib != nullptr) {
+        return UCS_OK;
+    }
 
     status = uct_query_components(&components, &num);
     if (status != UCS_OK) {
@@ -122,9 +132,17 @@ ucs_status_t uct_side::find_component()
     }
     uct_release_component_list(components);
     if (ib == nullptr) {
-        error("no ib component (is UCX_MODULE_DIR the directory of "
-              "libuct_ib?)");
+        if (ucs_module_dir(dir, sizeof(dir)) != UCS_OK) {
+            snprintf(dir, sizeof(dir), "(unknown)");
+        }
+        error("no ib component: the module directory %s%s has no "
+              "libuct_ib.so", (getenv("UCX_MODULE_DIR") != nullptr) ?
+              "UCX_MODULE_DIR=" : "", dir);
         return UCS_ERR_NO_DEVICE;
+    }
+
+    if (ucs_global_opts.warn_unused_env_vars) {
+        ucs_config_parser_warn_unused_env_vars(UCS_DEFAULT_ENV_PREFIX);
     }
     return UCS_OK;
 }
@@ -147,7 +165,7 @@ ucs_status_t uct_side::open(const std::string &tl_name,
 
     tl  = tl_name;
     dev = dev_name;
-    status = find_component();
+    status = prepare();
     if (status != UCS_OK) {
         return status;
     }

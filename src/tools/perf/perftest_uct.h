@@ -47,6 +47,14 @@ public:
         return uct_worker_progress(worker);
     }
 
+    /*
+     * Find the ib component, which chooses its device table then, and warn
+     * about the UCX_ variables that no component reads: before waiting for
+     * a peer, so that a wrong setting fails or shows at once. Open does it
+     * if it was not done.
+     */
+    [[nodiscard]] ucs_status_t prepare();
+
     /* Whether the emulated device is behind the glue table */
     bool emulated() const;
 
@@ -67,9 +75,6 @@ public:
     /* what arrived and what failed; written by callbacks */
     volatile uint64_t        am_received = 0;
     ucs_status_t             ep_error    = UCS_OK;
-
-private:
-    [[nodiscard]] ucs_status_t find_component();
 };
 
 } // namespace perftest

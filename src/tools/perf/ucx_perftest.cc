@@ -118,6 +118,11 @@ int run(const options &opts)
     std::string  line, addr;
     ucs_status_t status;
 
+    status = s.prepare();
+    if (status != UCS_OK) {
+        return 1;
+    }
+
     if (client) {
         params.test       = opts.test;
         params.tl         = opts.tl;

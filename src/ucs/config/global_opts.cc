@@ -16,6 +16,11 @@ ucs_config_field_t ucs_global_opts_table[] = {
      "the \"ucx\" directory next to libucs.",
      offsetof(ucs_global_opts_t, module_dir), UCS_CONFIG_TYPE_STRING},
 
+    {"WARN_UNUSED_ENV_VARS", "y",
+     "Whether the tools (ucx_info, ucx_perftest) warn about each UCX_\n"
+     "environment variable that no loaded component reads.",
+     offsetof(ucs_global_opts_t, warn_unused_env_vars), UCS_CONFIG_TYPE_BOOL},
+
     UCS_CONFIG_EMPTY_FIELD
 };
 

@@ -12,6 +12,7 @@ BEGIN_C_DECLS
 typedef struct ucs_global_opts {
     ucs_log_level_t log_level;   /* UCX_LOG_LEVEL */
     char            *module_dir; /* UCX_MODULE_DIR, "" = <libucs dir>/ucx */
+    int             warn_unused_env_vars; /* UCX_WARN_UNUSED_ENV_VARS */
 } ucs_global_opts_t;
 
 extern ucs_global_opts_t        ucs_global_opts;

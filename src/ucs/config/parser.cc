@@ -96,6 +96,29 @@ bool replace_value(void *opts, const ucs_config_field_t *field,
     return field->parser.read(value, field_ptr(opts, field), field->parser.arg);
 }
 
+struct reported_values {
+    std::mutex            lock;
+    std::set<std::string> keys;
+};
+
+reported_values &the_reported_values()
+{
+    static reported_values r;
+    return r;
+}
+
+void report_invalid_value(const std::string &var, const char *value,
+                          const ucs_config_field_t *field)
+{
+    const std::string key = "invalid " + var + "=" + value;
+
+    if (ucs_config_parser_first_report(key.c_str())) {
+        ucs_error("invalid value of %s: '%s' (expected %s), using default "
+                  "'%s'", var.c_str(), value, help_of(field).c_str(),
+                  field->dfl_value);
+    }
+}
+
 ucs_status_t fill_fields(void *opts, const ucs_config_field_t *fields,
                          const std::string &env_prefix,
                          const prefix_list &prefixes)
@@ -126,9 +149,7 @@ ucs_status_t fill_fields(void *opts, const ucs_config_field_t *fields,
                 continue;
             }
             if (!replace_value(opts, f, value)) {
-                ucs_error("invalid value of %s: '%s' (expected %s), using "
-                          "default '%s'", var.c_str(), value,
-                          help_of(f).c_str(), f->dfl_value);
+                report_invalid_value(var, value, f);
             }
             break; /* the most specific variable wins, even if invalid */
         }
@@ -382,4 +403,20 @@ unsigned ucs_config_parser_warn_unused_env_vars(const char *env_prefix)
         ++count;
     }
     return count;
+}
+
+int ucs_config_parser_first_report(const char *key)
+{
+    reported_values             &r = the_reported_values();
+    std::lock_guard<std::mutex> guard(r.lock);
+
+    return r.keys.insert(key).second;
+}
+
+void ucs_config_parser_forget_reported_values(void)
+{
+    reported_values             &r = the_reported_values();
+    std::lock_guard<std::mutex> guard(r.lock);
+
+    r.keys.clear();
 }

@@ -99,6 +99,20 @@ void ucs_config_unregister_table(const ucs_config_table_entry_t *entry);
  */
 unsigned ucs_config_parser_warn_unused_env_vars(const char *env_prefix);
 
+/**
+ * Whether a report about a knob's value (an invalid value, a value clamped or
+ * refused) is the first of its kind in this process: @a key names the knob,
+ * the value and what was said. Every interface and memory domain reads its
+ * table again, and one line says all there is.
+ */
+int ucs_config_parser_first_report(const char *key);
+
+/**
+ * Forget which reports were made, so the next read reports again (tests, or
+ * a process that changed its environment).
+ */
+void ucs_config_parser_forget_reported_values(void);
+
 #define UCS_CONFIG_REGISTER_TABLE(_table, _name, _prefix, _type) \
     static ucs_config_table_entry_t _table##_config_entry = { \
         _name, _prefix, _table, sizeof(_type) \

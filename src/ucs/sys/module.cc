@@ -160,7 +160,14 @@ unsigned ucs_modules_load(const char *framework)
 
     d = opendir(dir);
     if (d == nullptr) {
-        ucs_debug("no %s modules: cannot open %s: %m", framework, dir);
+        /* the default directory may well be absent; a chosen one may not */
+        if ((ucs_global_opts.module_dir != nullptr) &&
+            (ucs_global_opts.module_dir[0] != '\0')) {
+            ucs_warn("UCX_MODULE_DIR=%s: cannot open it: %m; no %s modules "
+                     "loaded", dir, framework);
+        } else {
+            ucs_debug("no %s modules: cannot open %s: %m", framework, dir);
+        }
         return 0;
     }
 

@@ -1,5 +1,7 @@
 #include "test.h"
 
+#include <ucs/config/parser.h>
+
 #ifdef HAVE_VALGRIND_H
 #  include <valgrind/valgrind.h>
 #endif
@@ -120,6 +122,8 @@ scoped_setenv::~scoped_setenv()
 
 void test_base::SetUp()
 {
+    /* a knob's report is made once per process: each test sees its own */
+    ucs_config_parser_forget_reported_values();
     ucs_log_push_handler(handler, this);
     init();
 }

@@ -221,6 +221,35 @@ TEST_F(test_config, bad_values_keep_defaults_and_name_the_variable)
     }
 }
 
+TEST_F(test_config, bad_value_is_reported_once_per_process)
+{
+    ucs::scoped_setenv      env("UCX_GTEST_NUM", "many");
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_ERROR);
+
+    /* as every interface of a device reads its table again */
+    for (int i = 0; i < 16; ++i) {
+        fill();
+        expect_defaults();
+    }
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "invalid value of UCX_GTEST_NUM: 'many'"))
+            << capture.dump();
+
+    {
+        ucs::scoped_setenv other("UCX_GTEST_NUM", "several");
+        fill();
+    }
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "invalid value of UCX_GTEST_NUM: 'several'"))
+            << capture.dump();
+
+    ucs_config_parser_forget_reported_values();
+    fill();
+    EXPECT_EQ(2u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "invalid value of UCX_GTEST_NUM: 'many'"))
+            << capture.dump();
+}
+
 TEST_F(test_config, most_specific_prefix_wins)
 {
     ucs::scoped_setenv generic("UCX_NUM", "5");

@@ -186,33 +186,36 @@ TEST_F(test_module, missing_module_leaves_no_dlerror_pending)
     EXPECT_EQ(nullptr, dlerror());
 }
 
-TEST_F(test_module, missing_directory_is_not_an_error)
+TEST_F(test_module, chosen_missing_directory_is_one_warning_naming_it)
 {
-    use_module_dir(m_dir + "/does-not-exist");
-    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
-    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
+    const std::string dir = m_dir + "/does-not-exist";
+
+    use_module_dir(dir);
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
 
     EXPECT_EQ(0u, ucs_modules_load("gtestfw_nodir"));
-    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "does-not-exist: No such "
-                                "file or directory")) << capture.dump();
+    EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_WARN, "UCX_MODULE_DIR=" + dir +
+                                ": cannot open it: No such file or "
+                                "directory; no gtestfw_nodir modules loaded"))
+            << capture.dump();
 }
 
 TEST_F(test_module, each_directory_is_scanned_once_per_framework)
 {
     use_module_dir(m_dir + "/first-missing");
-    ucs_log_set_level(UCS_LOG_LEVEL_DEBUG);
-    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_DEBUG);
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
 
     EXPECT_EQ(0u, ucs_modules_load("gtestfw_rescan"));
     EXPECT_EQ(0u, ucs_modules_load("gtestfw_rescan"));
-    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "first-missing: No such "
-                                "file or directory")) << capture.dump();
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_WARN, "first-missing: cannot "
+                                "open it")) << capture.dump();
 
     /* A directory named since the last call is scanned by the next one */
     use_module_dir(m_dir + "/second-missing");
     EXPECT_EQ(0u, ucs_modules_load("gtestfw_rescan"));
-    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_DEBUG, "second-missing: No such "
-                                "file or directory")) << capture.dump();
-    EXPECT_EQ(2u, capture.count(UCS_LOG_LEVEL_DEBUG, "no gtestfw_rescan "
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_WARN, "second-missing: cannot "
+                                "open it")) << capture.dump();
+    EXPECT_EQ(2u, capture.count(UCS_LOG_LEVEL_WARN, "no gtestfw_rescan "
                                 "modules")) << capture.dump();
 }

@@ -1,9 +1,11 @@
 #include "ib_gid.h"
 #include "ib_ah.h"
 
+#include <ucs/config/parser.h>
 #include <ucs/debug/log_def.h>
 
 #include <arpa/inet.h>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -69,22 +71,36 @@ ucs_status_t select_configured(const uct_ib_device &dev, uint8_t port_num,
                                unsigned long index, bool roce,
                                uct_ib_device_gid_info_t *gid_info_p)
 {
-    const struct ibv_gid_entry *entry = dev.gid_entry(port_num, index);
+    const std::string          port = dev.port_name(port_num);
+    const struct ibv_gid_entry *entry;
+    char                       text[160];
 
+    if (index == UCS_ULUNITS_INF) {
+        /* one line per process: every interface of every port reads it */
+        if (ucs_config_parser_first_report("UCX_IB_GID_INDEX=inf")) {
+            ucs_error("UCX_IB_GID_INDEX=inf: a GID index is a number or "
+                      "\"auto\"");
+        }
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    entry = dev.gid_entry(port_num, index);
     if (entry == nullptr) {
-        ucs_error("%s: GID index %lu does not exist (UCX_IB_GID_INDEX)",
-                  dev.port_name(port_num).c_str(), index);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    if (roce && !is_roce_type(entry->gid_type)) {
-        ucs_error("%s: GID index %lu has type %s, not RoCE (UCX_IB_GID_INDEX)",
-                  dev.port_name(port_num).c_str(), index,
-                  uct_ib_gid_type_str(entry->gid_type));
-        return UCS_ERR_INVALID_PARAM;
+        snprintf(text, sizeof(text), "%s: UCX_IB_GID_INDEX=%lu: the port has "
+                 "no such GID index", port.c_str(), index);
+    } else if (roce && !is_roce_type(entry->gid_type)) {
+        snprintf(text, sizeof(text), "%s: UCX_IB_GID_INDEX=%lu: the GID has "
+                 "type %s, not RoCE", port.c_str(), index,
+                 uct_ib_gid_type_str(entry->gid_type));
+    } else {
+        fill_gid_info(*entry, gid_info_p);
+        return UCS_OK;
     }
 
-    fill_gid_info(*entry, gid_info_p);
-    return UCS_OK;
+    if (ucs_config_parser_first_report(text)) {
+        ucs_error("%s", text);
+    }
+    return UCS_ERR_INVALID_PARAM;
 }
 
 } // namespace

@@ -253,6 +253,80 @@ const uct_md_ops_t uct_ib_md_ops = {
     .mkey_pack = mkey_pack
 };
 
+/* The variable UCX_NET_DEVICES was read from: the md's own prefix wins */
+std::string net_devices_variable()
+{
+    const std::string specific = std::string(UCS_DEFAULT_ENV_PREFIX) +
+                                 UCT_IB_CONFIG_PREFIX + "NET_DEVICES";
+
+    return (getenv(specific.c_str()) != nullptr) ?
+           specific : std::string(UCS_DEFAULT_ENV_PREFIX) + "NET_DEVICES";
+}
+
+/* Why @a entry of UCX_NET_DEVICES names no port, or "" when it may name one */
+std::string net_device_problem(const std::string &entry,
+                               const uct_ib_device_list &list,
+                               const uct_ib_md *md)
+{
+    const size_t colon = entry.rfind(':');
+    std::string  devices;
+    char         *end;
+    long         port;
+
+    if (entry == "all") {
+        return "";
+    }
+    if ((colon == std::string::npos) || (colon == 0) ||
+        (colon + 1 == entry.size())) {
+        return "'" + entry + "' is not dev:port (e.g. mlx5_0:1) or all";
+    }
+
+    port = strtol(entry.c_str() + colon + 1, &end, 10);
+    if ((*end != '\0') || (port < 1) || (port > 255)) {
+        return "'" + entry + "': the port is not a number from 1 to 255";
+    }
+
+    const std::string dev = entry.substr(0, colon);
+    if (dev == md->dev->name()) {
+        return (md->dev->port(port) == nullptr) ?
+               ("device " + dev + " has no port " + std::to_string(port)) : "";
+    }
+
+    for (int i = 0; i < list.size(); ++i) {
+        const char *name = uct_ib_glue->get_device_name(list[i]);
+        if (dev == name) {
+            return ""; /* its own md checks the port */
+        }
+        devices += std::string(devices.empty() ? "" : ", ") + name;
+    }
+    return "no device '" + dev + "' (devices: " +
+           (devices.empty() ? "none" : devices) + ")";
+}
+
+/*
+ * Name the variable when an entry of UCX_NET_DEVICES can never match, once
+ * per process and entry: the mds of every device read the same list, and
+ * without this a typo only shows as "no supported devices".
+ */
+void check_net_devices(const uct_ib_md *md, const uct_ib_device_list &list)
+{
+    const ucs_config_names_array_t *names = &md->config.net_devices;
+
+    for (unsigned i = 0; i < names->count; ++i) {
+        const std::string problem = net_device_problem(names->names[i], list,
+                                                       md);
+        const std::string var     = net_devices_variable();
+
+        const char        *value  = getenv(var.c_str());
+
+        if (!problem.empty() &&
+            ucs_config_parser_first_report((var + " " + problem).c_str())) {
+            ucs_error("%s=%s: %s; it matches no port", var.c_str(),
+                      (value != nullptr) ? value : "", problem.c_str());
+        }
+    }
+}
+
 ucs_status_t md_open(uct_component_t *, const char *md_name,
                      const uct_md_config_t *tl_config, uct_md_h *md_p)
 {
@@ -287,6 +361,8 @@ ucs_status_t md_open(uct_component_t *, const char *md_name,
         md_close(md);
         return status;
     }
+
+    check_net_devices(md, list);
 
     md->pd = uct_ib_glue->alloc_pd(md->dev->context());
     if (md->pd == nullptr) {

@@ -351,6 +351,21 @@ TEST_F(test_fabric_join, malformed_fabric_name_is_refused)
     EXPECT_EQ(1u, errors_naming("UCX_IB_EMU_FABRIC=bad/name")) << m_last->errors();
 }
 
+TEST_F(test_fabric_join, host_count_out_of_range_is_refused_by_name)
+{
+    for (const char *value : {"0", "17", "inf"}) {
+        SCOPED_TRACE(value);
+        EXPECT_EQ("0", devices_seen("auto", {{"UCX_IB_EMU_HOSTS", value}}));
+        EXPECT_EQ(1u, errors_naming(std::string("UCX_IB_EMU_HOSTS=") + value +
+                                    ": a fabric has 1 to 16 hosts, or "
+                                    "\"auto\"")) << m_last->errors();
+    }
+    expect_nothing_left();
+
+    EXPECT_EQ("4", devices_seen("auto", {{"UCX_IB_EMU_HOSTS", "auto"}}));
+    EXPECT_EQ("4", devices_seen("auto", {{"UCX_IB_EMU_HOSTS", "16"}}));
+}
+
 TEST_F(test_fabric_join, full_fabric_is_refused)
 {
     int held;

@@ -244,6 +244,7 @@ TEST_F(test_ucx_emu_tool, help_and_usage_errors)
     EXPECT_EQ("", res.err);
     for (const char *word : {"SYNOPSIS", "create [-n HOSTS]", "show",
                              "destroy [--force]", "mac HOST DEV[:PORT] MAC",
+                             "[--force]",
                              "roce HOST", "port HOST", "neigh HOST GID MAC",
                              "isolate HOST on|off", "EXIT STATUS"}) {
         EXPECT_NE(std::string::npos, res.out.find(word)) << word;
@@ -396,6 +397,16 @@ TEST_F(test_ucx_emu_tool, mac_move)
     fails({"mac", "host1", "mlx5_2", "02:00:00:00:aa:01"}, 1,
           "an InfiniBand port has no MAC");
     fails({"mac", "host1", "mlx5_0", "01:00:00:00:aa:01"}, 1, "multicast");
+
+    /* host2's own MAC on host0's port of the same segment: refused, and
+     * nothing changed, unless forced */
+    fails({"mac", "host0", "mlx5_0", "02:c9:00:00:02:01"}, 1,
+          "MAC 02:c9:00:00:02:01 is already host2's on L2 segment eth0");
+    EXPECT_EQ("02:c9:00:00:00:01", port_row(show(), "host0", "mlx5_0:1")[COL_ADDR]);
+    ok({"mac", "host0", "mlx5_0", "02:c9:00:00:02:01", "--force"});
+    EXPECT_EQ("02:c9:00:00:02:01", port_row(show(), "host0", "mlx5_0:1")[COL_ADDR]);
+    /* a port keeps its own MAC without complaint */
+    ok({"mac", "host0", "mlx5_1", "02:c9:00:00:00:02"});
 }
 
 /* What a host's engine writes at each INIT2RTR, read back by qps */
@@ -496,6 +507,8 @@ TEST_F(test_ucx_emu_tool, neigh_and_isolate)
     EXPECT_EQ(std::string::npos, show().find("stale:"));
     fails({"neigh", "host7", "198.18.3.1", "02:c9:00:00:03:01"}, 1,
           "has no host 'host7'");
+    fails({"neigh", "host0", "::", "02:c9:00:00:03:01"}, 1,
+          "the zero GID is no port's address");
 
     ok({"isolate", "host2", "on"});
     std::string s = show();

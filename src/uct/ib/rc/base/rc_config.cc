@@ -9,12 +9,15 @@
  */
 #include "rc_iface.h"
 
+#include <ucs/config/parser.h>
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -24,11 +27,33 @@ constexpr unsigned ack_timeout_max  = 31;       /* 5-bit field, 31 is max */
 constexpr unsigned max_retry        = 7;        /* 3-bit retry counters */
 constexpr double   rnr_timeout_max  = 655.36e-3; /* IB RNR timer code 0 */
 
+/*
+ * One line per process for each knob value: every interface of every device
+ * checks its configuration, and the first device's line says it for all.
+ */
+void report(ucs_log_level_t level, const char *dev_name, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+void report(ucs_log_level_t level, const char *dev_name, const char *fmt, ...)
+{
+    char    text[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+
+    if (ucs_config_parser_first_report(text)) {
+        ucs_log(level, "%s: %s", dev_name, text);
+    }
+}
+
 void warn_clamped(const char *dev_name, const char *knob, const char *value,
                   const char *used, const char *why)
 {
-    ucs_warn("%s: UCX_RC_%s=%s cannot be honoured (%s); using %s", dev_name,
-             knob, value, why, used);
+    report(UCS_LOG_LEVEL_WARN, dev_name,
+           "UCX_RC_%s=%s cannot be honoured (%s); using %s", knob, value, why,
+           used);
 }
 
 std::string time_str(double seconds)
@@ -46,8 +71,8 @@ ucs_status_t check_queue_len(const char *dev_name, const char *knob,
     unsigned len;
 
     if (value == 0) {
-        ucs_error("%s: UCX_RC_%s=0: a queue needs at least one entry",
-                  dev_name, knob);
+        report(UCS_LOG_LEVEL_ERROR, dev_name,
+               "UCX_RC_%s=0: a queue needs at least one entry", knob);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -67,8 +92,8 @@ ucs_status_t check_retry(const char *dev_name, const char *knob,
                          unsigned value)
 {
     if (value > max_retry) {
-        ucs_error("%s: UCX_RC_%s=%u is out of range (0..%u)", dev_name, knob,
-                  value, max_retry);
+        report(UCS_LOG_LEVEL_ERROR, dev_name,
+               "UCX_RC_%s=%u is out of range (0..%u)", knob, value, max_retry);
         return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
@@ -131,8 +156,9 @@ ucs_status_t uct_rc_iface_check_config(const char *dev_name,
     }
 
     if (config->max_rd_atomic == 0) {
-        ucs_error("%s: UCX_RC_MAX_RD_ATOMIC=0: RDMA reads and atomics need a "
-                  "depth of at least 1", dev_name);
+        report(UCS_LOG_LEVEL_ERROR, dev_name,
+               "UCX_RC_MAX_RD_ATOMIC=0: RDMA reads and atomics need a depth "
+               "of at least 1");
         return UCS_ERR_INVALID_PARAM;
     } else if (config->max_rd_atomic > limits->max_rd_atomic) {
         checked.max_rd_atomic = limits->max_rd_atomic;
@@ -151,21 +177,54 @@ ucs_status_t uct_rc_iface_check_config(const char *dev_name,
     }
 
     if (config->fc_enable && (config->fc_wnd_size == 0)) {
-        ucs_error("%s: UCX_RC_FC_WND_SIZE=0: flow control needs a window of at "
-                  "least 1 message", dev_name);
+        report(UCS_LOG_LEVEL_ERROR, dev_name,
+               "UCX_RC_FC_WND_SIZE=0: flow control needs a window of at "
+               "least 1 message");
         return UCS_ERR_INVALID_PARAM;
     }
-    /* the receive queue is what the window stands for: never more than it
-     * (not a warning: the default window is larger than the default queue) */
-    checked.fc_wnd_size = std::min(config->fc_wnd_size, checked.rx_queue_len);
+    /* the receive queue is what the window stands for: never more than it */
+    if (config->fc_wnd_size == UCS_ULUNITS_AUTO) {
+        checked.fc_wnd_size = checked.rx_queue_len;
+    } else if (config->fc_wnd_size > checked.rx_queue_len) {
+        checked.fc_wnd_size = checked.rx_queue_len;
+        warn_clamped(dev_name, "FC_WND_SIZE",
+                     (config->fc_wnd_size == UCS_ULUNITS_INF) ? "inf" :
+                     std::to_string(config->fc_wnd_size).c_str(),
+                     std::to_string(checked.fc_wnd_size).c_str(),
+                     "a window beyond the receive queue overflows it");
+    }
 
     if (config->tx_cq_moderation == 0) {
-        ucs_error("%s: UCX_RC_TX_CQ_MODERATION=0: a completion is asked for "
-                  "once in at least 1 WQE", dev_name);
+        report(UCS_LOG_LEVEL_ERROR, dev_name,
+               "UCX_RC_TX_CQ_MODERATION=0: a completion is asked for once "
+               "in at least 1 WQE");
         return UCS_ERR_INVALID_PARAM;
     }
 
     checked.timeout = check_timeout(dev_name, config->timeout);
     *checked_p      = checked;
     return UCS_OK;
+}
+
+ucs_status_t uct_rc_iface_check_max_bcopy(const char *dev_name,
+                                          size_t max_bcopy,
+                                          size_t min_seg_size)
+{
+    const char *value = getenv("UCX_IB_MAX_BCOPY");
+    const char *var   = "UCX_IB_MAX_BCOPY";
+
+    if ((max_bcopy > min_seg_size) && (max_bcopy <= UCT_RC_IFACE_MAX_SEG_SIZE)) {
+        return UCS_OK;
+    }
+
+    if (value == nullptr) {
+        value = getenv("UCX_MAX_BCOPY");
+        var   = "UCX_MAX_BCOPY";
+    }
+    report(UCS_LOG_LEVEL_ERROR, dev_name,
+           "%s=%s: a bcopy segment holds more than its %zu-byte header and "
+           "at most %lu bytes (larger messages go zcopy)", var,
+           (value != nullptr) ? value : std::to_string(max_bcopy).c_str(),
+           min_seg_size, UCT_RC_IFACE_MAX_SEG_SIZE);
+    return UCS_ERR_INVALID_PARAM;
 }

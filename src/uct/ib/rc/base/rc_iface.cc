@@ -55,10 +55,11 @@ ucs_config_field_t uct_rc_iface_config_table[] = {
      "UCS_ERR_NO_RESOURCE instead of flooding a slow receiver with RNR NAKs.",
      offsetof(uct_rc_iface_config_t, fc_enable), UCS_CONFIG_TYPE_BOOL},
 
-    {"FC_WND_SIZE", "512",
-     "Active messages a sender may have outstanding before a grant (at most\n"
-     "RX_QUEUE_LEN, which every sender shares; 0 is refused).",
-     offsetof(uct_rc_iface_config_t, fc_wnd_size), UCS_CONFIG_TYPE_UINT},
+    {"FC_WND_SIZE", "auto",
+     "Active messages a sender may have outstanding before a grant: at most\n"
+     "RX_QUEUE_LEN, which every sender shares (above it clamped with a\n"
+     "warning; \"auto\": RX_QUEUE_LEN; 0 is refused).",
+     offsetof(uct_rc_iface_config_t, fc_wnd_size), UCS_CONFIG_TYPE_ULUNITS},
 
     {"TX_CQ_MODERATION", "32",
      "Ask for a send completion once in this many WQEs of an endpoint (at\n"
@@ -118,6 +119,11 @@ ucs_status_t uct_rc_iface_init(uct_rc_iface *iface, const uct_iface_ops_t *ops,
     if (status == UCS_OK) {
         status = uct_rc_iface_check_config(iface->dev_name.c_str(), &limits,
                                            rc_config, &iface->rc);
+    }
+    if (status == UCS_OK) {
+        status = uct_rc_iface_check_max_bcopy(iface->dev_name.c_str(),
+                                              iface->config.max_bcopy,
+                                              sizeof(uct_rc_am_hdr_t));
     }
     if (status != UCS_OK) {
         uct_ib_iface_cleanup(iface);

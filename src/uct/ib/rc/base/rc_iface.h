@@ -35,7 +35,7 @@ typedef struct uct_rc_iface_config {
     unsigned tx_queue_len;     /* TX_QUEUE_LEN */
     unsigned rx_queue_len;     /* RX_QUEUE_LEN */
     int      fc_enable;        /* FC_ENABLE */
-    unsigned fc_wnd_size;      /* FC_WND_SIZE */
+    unsigned long fc_wnd_size; /* FC_WND_SIZE (auto: RX_QUEUE_LEN) */
     unsigned tx_cq_moderation; /* TX_CQ_MODERATION */
 } uct_rc_iface_config_t;
 
@@ -71,6 +71,19 @@ uct_rc_iface_check_config(const char *dev_name,
                           const uct_rc_iface_limits_t *limits,
                           const uct_rc_iface_config_t *config,
                           uct_rc_iface_config_t *checked_p);
+
+/* The largest bcopy segment: every send and receive queue entry has a
+ * buffer of this size, so a larger message goes zcopy */
+#define UCT_RC_IFACE_MAX_SEG_SIZE (1ul << 20)
+
+/**
+ * Check UCX_IB_MAX_BCOPY (@a max_bcopy): more than @a min_seg_size (an active
+ * message's header) and at most UCT_RC_IFACE_MAX_SEG_SIZE, else refused
+ * (UCS_ERR_INVALID_PARAM) with one error naming the knob and its value.
+ */
+[[nodiscard]] ucs_status_t
+uct_rc_iface_check_max_bcopy(const char *dev_name, size_t max_bcopy,
+                             size_t min_seg_size);
 
 struct uct_rc_iface;
 struct uct_rc_ep;

@@ -5,6 +5,7 @@
 #include "uct/ib/rc/rc_api_test.h"
 
 #include <uct/ib/base/ib_address.h>
+#include <ucs/config/parser.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -83,6 +84,52 @@ TEST_F(test_ib_md, net_devices_filter)
     EXPECT_EQ(4u, tl_resources(ib, "mlx5_1").size()); /* the 4 transports */
     EXPECT_TRUE(tl_resources(ib, "mlx5_2").empty());
     EXPECT_EQ(4u, tl_resources(ib, "mlx5_3").size());
+}
+
+TEST_F(test_ib_md, net_devices_that_match_no_port_are_named_once)
+{
+    uct_component_h ib = ib_component();
+    ASSERT_NE(nullptr, ib);
+
+    const struct {
+        const char *value;
+        const char *said;
+    } cases[] = {
+        {"nonexistent:1", "UCX_NET_DEVICES=nonexistent:1: no device "
+                          "'nonexistent' (devices: mlx5_0, mlx5_1, mlx5_2, "
+                          "mlx5_3); it matches no port"},
+        {"mlx5_1:1,mlx5_0:9", "UCX_NET_DEVICES=mlx5_1:1,mlx5_0:9: device "
+                              "mlx5_0 has no port 9; it matches no port"},
+        {"mlx5_0", "UCX_NET_DEVICES=mlx5_0: 'mlx5_0' is not dev:port "
+                   "(e.g. mlx5_0:1) or all"},
+        {"mlx5_0:x", "'mlx5_0:x': the port is not a number from 1 to 255"},
+    };
+
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.value);
+        ucs_config_parser_forget_reported_values();
+        ucs::scoped_setenv      env("UCX_NET_DEVICES", c.value);
+        ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+
+        /* every md reads the list, and ucx_info opens each md twice */
+        for (int i = 0; i < 2; ++i) {
+            for (const std::string &name : md_names(ib)) {
+                tl_resources(ib, name.c_str());
+            }
+        }
+        EXPECT_EQ(1u, capture.lines().size()) << capture.dump();
+        EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, c.said))
+                << capture.dump();
+    }
+
+    /* the IB_ prefix is the variable that wins, and the one named */
+    ucs::scoped_setenv      generic("UCX_NET_DEVICES", "all");
+    ucs::scoped_setenv      specific("UCX_IB_NET_DEVICES", "mlx9_0:1");
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+    EXPECT_TRUE(tl_resources(ib, "mlx5_0").empty());
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "UCX_IB_NET_DEVICES=mlx9_0:1: no device "
+                                "'mlx9_0'")) << capture.dump();
 }
 
 TEST_F(test_ib_md, no_devices_is_one_info_line)
@@ -252,9 +299,25 @@ TEST_P(test_ib_gid, missing_index_is_an_error)
     uct_iface_h             iface;
 
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, try_open_iface("rc_mlx5", a(), {}, &iface));
+    /* again, as every interface of the port would: still one line */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, try_open_iface("rc_mlx5", a(), {}, &iface));
     EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
-                                port_name(a()) + ": GID index 7 does not exist"))
+                                port_name(a()) + ": UCX_IB_GID_INDEX=7: the "
+                                "port has no such GID index"))
             << capture.dump();
+}
+
+TEST_P(test_ib_gid, inf_index_is_refused_by_name)
+{
+    ucs::scoped_setenv      env("UCX_IB_GID_INDEX", "inf");
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+    uct_iface_h             iface;
+
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, try_open_iface("rc_mlx5", a(), {}, &iface));
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR,
+                                "UCX_IB_GID_INDEX=inf: a GID index is a "
+                                "number or \"auto\"")) << capture.dump();
+    EXPECT_EQ(0u, capture.count("18446744073709551615")) << capture.dump();
 }
 
 TEST_P(test_ib_gid, falls_back_when_not_operational)

@@ -7,6 +7,7 @@
 #include "uct/ib/rc/rc_api_test.h"
 
 #include <uct/ib/mlx5/rc/rc_mlx5_common.h>
+#include <ucs/config/parser.h>
 
 #include <cmath>
 #include <string>
@@ -38,6 +39,8 @@ protected:
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
         uct_iface_h             iface = nullptr;
 
+        /* as in a process of its own: a knob's report is made once */
+        ucs_config_parser_forget_reported_values();
         EXPECT_EQ(UCS_ERR_INVALID_PARAM, try_open_iface(tl, a(), knobs, &iface));
         EXPECT_EQ(nullptr, iface);
         EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, variable))
@@ -62,6 +65,7 @@ TEST_P(test_rc_knobs, queue_length_above_the_device_is_clamped_once)
 {
     for (const char *tl : rc_transports) {
         SCOPED_TRACE(tl);
+        ucs_config_parser_forget_reported_values(); /* a process per tl */
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
         uct_ib_emu_qp_info_t    info = connected_qp(tl, {{"TX_QUEUE_LEN", "65536"},
                                                          {"RX_QUEUE_LEN", "40000"}});
@@ -91,6 +95,7 @@ TEST_P(test_rc_knobs, queue_length_follows_the_device_caps)
     limit_queue_size(10);
     for (const char *tl : rc_transports) {
         SCOPED_TRACE(tl);
+        ucs_config_parser_forget_reported_values(); /* a process per tl */
         ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
         uct_ib_emu_qp_info_t    info = connected_qp(tl, {{"TX_QUEUE_LEN", "1025"}});
 
@@ -113,6 +118,76 @@ TEST_P(test_rc_knobs, zero_lengths_and_depths_are_refused)
         expect_refused(tl, {{"TX_CQ_MODERATION", "0"}},
                        "UCX_RC_TX_CQ_MODERATION=0");
     }
+}
+
+TEST_P(test_rc_knobs, a_knob_is_reported_once_per_process)
+{
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+    uct_iface_h             iface;
+
+    /* every interface of every device reads its knobs again */
+    for (const char *tl : rc_transports) {
+        for (int i = 0; i < 3; ++i) {
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                      try_open_iface(tl, a(), {{"TX_QUEUE_LEN", "0"}}, &iface));
+            open_iface(tl, b(), {{"RX_QUEUE_LEN", "40000"}});
+        }
+    }
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_ERROR, "UCX_RC_TX_QUEUE_LEN=0"))
+            << capture.dump();
+    EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_WARN, "UCX_RC_RX_QUEUE_LEN=40000"))
+            << capture.dump();
+}
+
+TEST_P(test_rc_knobs, flow_control_window_follows_the_receive_queue)
+{
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        ucs_config_parser_forget_reported_values(); /* a process per tl */
+        {
+            /* auto: the receive queue, and nothing to say */
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+            open_iface(tl, a(), {{"RX_QUEUE_LEN", "128"}});
+            EXPECT_EQ(0u, capture.lines().size()) << capture.dump();
+        }
+        {
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+            open_iface(tl, a(), {{"RX_QUEUE_LEN", "128"},
+                                 {"FC_WND_SIZE", "100000"}});
+            EXPECT_EQ(1u, capture.count(UCS_LOG_LEVEL_WARN,
+                                        "UCX_RC_FC_WND_SIZE=100000 cannot be "
+                                        "honoured (a window beyond the "
+                                        "receive queue overflows it); using "
+                                        "128")) << capture.dump();
+        }
+        {
+            ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+            open_iface(tl, a(), {{"FC_WND_SIZE", "16"}});
+            EXPECT_EQ(0u, capture.lines().size()) << capture.dump();
+        }
+        expect_refused(tl, {{"FC_WND_SIZE", "0"}}, "UCX_RC_FC_WND_SIZE=0");
+    }
+}
+
+TEST_P(test_rc_knobs, bcopy_segment_out_of_range_is_refused_by_name)
+{
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        ucs::scoped_setenv zero("UCX_IB_MAX_BCOPY", "0");
+        expect_refused(tl, {}, "UCX_IB_MAX_BCOPY=0: a bcopy segment holds");
+    }
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        ucs::scoped_setenv huge("UCX_IB_MAX_BCOPY", "1tb");
+        expect_refused(tl, {}, "UCX_IB_MAX_BCOPY=1tb: a bcopy segment holds");
+    }
+
+    ucs::scoped_setenv      fine("UCX_IB_MAX_BCOPY", "64k");
+    ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
+    uct_iface_attr_t        attr;
+    ASSERT_EQ(UCS_OK, uct_iface_query(open_iface("rc_mlx5", a()), &attr));
+    EXPECT_EQ(65536u, attr.cap.put.max_bcopy);
+    EXPECT_EQ(0u, capture.lines().size()) << capture.dump();
 }
 
 TEST_P(test_rc_knobs, retry_counts_above_seven_are_refused)
@@ -151,6 +226,7 @@ TEST_P(test_rc_knobs, ack_timeout_encoding)
     };
 
     for (const char *tl : rc_transports) {
+        ucs_config_parser_forget_reported_values(); /* a process per tl */
         for (const auto &c : cases) {
             SCOPED_TRACE(std::string(tl) + " TIMEOUT=" + c.value);
             ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);

@@ -5,6 +5,7 @@
  */
 #include "uct/ib/rc/rc_api_test.h"
 
+#include <ucs/config/parser.h>
 #include <uct/ib/mlx5/rc/rc_mlx5_iface.h>
 
 #include <cerrno>
@@ -82,6 +83,7 @@ TEST_P(test_rc_mlx5, rd_atomic_depth_rounds_up_and_is_bounded)
     };
 
     for (const char *tl : {"rc_mlx5", "rc_verbs"}) {
+        ucs_config_parser_forget_reported_values(); /* a process per tl */
         for (const auto &c : cases) {
             SCOPED_TRACE(std::string(tl) + " " + c.value);
             ucs::scoped_log_capture capture(UCS_LOG_LEVEL_WARN);
