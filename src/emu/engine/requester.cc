@@ -148,6 +148,21 @@ void request_of(const qp *q, const send_wqe &w, request_pkt *pkt)
     memcpy(h.atomic, w.atomic, sizeof(h.atomic));
 }
 
+/*
+ * A message's PSNs are taken on its first transmission, whatever became of
+ * it (sent to another host, delivered here, or dropped on the way): every
+ * retransmission reuses them, and the next message follows them, so a
+ * message the link lost never shares its PSNs with the one after it
+ */
+void assign_psns(qp *q, send_wqe &w, uint32_t npkts)
+{
+    if (!w.psn_set) {
+        w.first_psn      = q->next_send_psn;
+        w.psn_set        = true;
+        q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
+    }
+}
+
 /* Packet k of npkts: its PSN, place in the message and flags */
 void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
                bool carries, wire::req_hdr *h)
@@ -178,11 +193,7 @@ void send_remote(emu_state &s, qp *q, send_wqe &w, const request_pkt &pkt,
     w.npkts    = (carries && (w.length > mtu)) ? (w.length + mtu - 1) / mtu :
                                                  1;
     w.resp_got = 0;
-    if (!w.psn_set) {
-        w.first_psn      = q->next_send_psn;
-        w.psn_set        = true;
-        q->next_send_psn = (w.first_psn + w.npkts) & 0xffffff;
-    }
+    assign_psns(q, w, w.npkts);
 
     h.dst_dev  = remote.dev;
     h.dst_port = remote.port;
@@ -237,11 +248,7 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
         }
     }
 
-    if (!w.psn_set) {
-        /* a retransmission reuses the PSNs of the first transmission */
-        w.first_psn = q->next_send_psn;
-        w.psn_set   = true;
-    }
+    assign_psns(q, w, npkts);
 
     for (uint32_t k = 0; k < npkts; ++k) {
         qp *dst = nullptr;
@@ -296,7 +303,6 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
         }
     }
 
-    q->next_send_psn = (w.first_psn + npkts) & 0xffffff;
     completer_ack(s, q, w, resp.data.data(), resp.data.size());
     return outcome::DONE;
 }

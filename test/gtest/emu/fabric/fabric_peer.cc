@@ -8,7 +8,8 @@
  * everything they checked held.
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
- *               --scenario traffic|mac_move|peer_killed|list [--count N]
+ *               --scenario traffic|mac_move|peer_killed|flap|isolate|list
+ *               [--count N]
  *               [--baseline 1]
  *
  * --baseline 1 connects rc_mlx5 endpoints with a cached AH instead
@@ -35,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -79,6 +81,7 @@ void stream_reset()
     g_am_disorder.clear();
 }
 ucs_status_t     g_ep_error    = UCS_OK;
+unsigned         g_ep_errors   = 0; /* error callbacks of the current ep */
 
 void result(const char *what, const std::string &value)
 {
@@ -257,6 +260,7 @@ ucs_status_t on_am(void*, void *data, size_t length, unsigned)
 ucs_status_t on_error(void*, uct_ep_h, ucs_status_t status)
 {
     g_ep_error = status;
+    ++g_ep_errors;
     return UCS_OK;
 }
 
@@ -363,8 +367,9 @@ void connect_ep()
 void destroy_ep()
 {
     uct_ep_destroy(g_ep);
-    g_ep       = nullptr;
-    g_ep_error = UCS_OK;
+    g_ep        = nullptr;
+    g_ep_error  = UCS_OK;
+    g_ep_errors = 0;
 }
 
 /* Send count messages numbered from first, of a size cycling through
@@ -714,9 +719,71 @@ std::string ep_rmac()
     return mac_str(info.primary.rmac.data());
 }
 
+/* The server's port down (or its host isolated), or back */
+void server_fault(bool on)
+{
+    std::string host, fabric = uct_ib_emu_fabric_joined(&host);
+    std::string server_dev   = g_opts.dev.substr(0, g_opts.dev.find(':'));
+    ucs_status_t status;
+
+    status = (g_opts.scenario == "isolate") ?
+             uct_ib_emu_fabric_isolate(fabric, "host0", on) :
+             uct_ib_emu_fabric_set_port_up(fabric, "host0", server_dev, 1,
+                                           !on);
+    if (status != UCS_OK) {
+        die("changing the server's port", status);
+    }
+}
+
+/*
+ * A port flap or an isolation under live traffic: one shorter than the
+ * retry budget (UCX_RC_TIMEOUT 100 ms is 134 ms on the wire, 8
+ * transmissions) loses and doubles nothing; one longer fails the endpoint
+ * once, with ENDPOINT_TIMEOUT, and a new one works when the fault is gone.
+ */
+void fault_scenario(memory *mem)
+{
+    const auto short_fault = std::chrono::milliseconds(200);
+
+    server_fault(true);
+    std::thread restore([&] {
+        std::this_thread::sleep_for(short_fault);
+        server_fault(false);
+    });
+    bool ok = am_both_ways(mem, g_opts.count);
+    restore.join();
+    result("short_fault", ok ? "nothing lost" : "failed");
+    result("short_fault_ep_errors", std::to_string(g_ep_errors));
+
+    server_fault(true);
+    double secs = until_failure(mem);
+    /* the error is reported once, however long the fault lasts */
+    auto until = steady::now() + std::chrono::milliseconds(300);
+    while (steady::now() < until) {
+        uct_worker_progress(g_worker);
+    }
+    server_fault(false);
+    result("long_fault_endpoint", ucs_status_string(g_ep_error));
+    result("long_fault_failed_after_s", std::to_string(secs));
+    result("long_fault_ep_errors", std::to_string(g_ep_errors));
+
+    destroy_ep();
+    ctl_send("RECONNECT");
+    connect_ep();
+    stream_reset();
+    check(am_both_ways(mem, 100), "AMs after the fault");
+    result("reconnect", g_ok ? "first try" : "failed");
+    ctl_send("BYE");
+}
+
 void client(memory *mem)
 {
     std::string fabric, host;
+
+    if ((g_opts.scenario == "flap") || (g_opts.scenario == "isolate")) {
+        fault_scenario(mem);
+        return;
+    }
 
     check(am_both_ways(mem, g_opts.count), "AMs both ways");
     rma_and_atomics(mem);

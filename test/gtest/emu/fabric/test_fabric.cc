@@ -289,6 +289,48 @@ TEST_P(test_fabric, peer_killed_survivor_fails_in_bounded_time)
     expect_nothing_left();
 }
 
+/*
+ * UCX_RC_TIMEOUT=100ms is 4.096 us * 2^15 = 134 ms on the wire; with
+ * UCX_RC_RETRY_COUNT 7 a request goes out 8 times, so a QP whose peer is
+ * gone fails after 7 timeouts at the earliest and 8 at the latest, plus
+ * the engine passes that notice it (a second here, for loaded machines).
+ */
+constexpr double wire_timeout_s = 4.096e-6 * (1 << 15);
+
+void expect_fault_handled(host_process &client)
+{
+    /* every AM both ways arrived once, in order, and no error */
+    EXPECT_EQ("nothing lost", client.result("short_fault"));
+    EXPECT_EQ("0", client.result("short_fault_ep_errors"));
+
+    EXPECT_EQ(ucs_status_string(UCS_ERR_ENDPOINT_TIMEOUT),
+              client.result("long_fault_endpoint"));
+    const double secs = std::stod("0" +
+                                  client.result("long_fault_failed_after_s"));
+    EXPECT_GT(secs, 7 * wire_timeout_s);
+    EXPECT_LT(secs, 8 * wire_timeout_s + 1.0);
+    EXPECT_EQ("1", client.result("long_fault_ep_errors"));
+    EXPECT_EQ("first try", client.result("reconnect"));
+}
+
+TEST_P(test_fabric, port_flap_within_the_retry_budget_loses_nothing)
+{
+    start_pair(tl(), dev(), "flap", 200);
+    expect_exit_ok(server(), "server");
+    expect_exit_ok(client(), "client");
+    expect_fault_handled(client());
+    expect_nothing_left();
+}
+
+TEST_P(test_fabric, isolation_within_the_retry_budget_loses_nothing)
+{
+    start_pair(tl(), dev(), "isolate", 200);
+    expect_exit_ok(server(), "server");
+    expect_exit_ok(client(), "client");
+    expect_fault_handled(client());
+    expect_nothing_left();
+}
+
 INSTANTIATE_TEST_SUITE_P(
         fabric, test_fabric,
         testing::Combine(testing::Values("rc_mlx5", "rc_verbs"),
