@@ -33,7 +33,7 @@ bool mac_usable(const uint8_t *mac)
 const port_rec *mac_holder(const fabric_rec *rec, const port_rec *self,
                            const uint8_t *mac, unsigned *h_p)
 {
-    for (unsigned h = 0; h < rec->nhosts; ++h) {
+    for (unsigned h = 0; h < fab::host_count(rec); ++h) {
         for (const dev_rec &d : rec->hosts[h].devs) {
             const port_rec &p = d.port;
 
@@ -80,7 +80,7 @@ ucs_status_t edit_mac(fabric_rec *rec, port_rec *p, const uint8_t *mac,
     }
 
     /* a gratuitous ARP: every host of the segment learns the new MAC */
-    for (unsigned h = 0; h < rec->nhosts; ++h) {
+    for (unsigned h = 0; h < fab::host_count(rec); ++h) {
         for (const gid_rec &g : p->gids) {
             if (g.valid) {
                 neigh_set(&rec->hosts[h], p->segment, g.raw, mac);
@@ -125,7 +125,7 @@ void edit_neigh(fabric_rec *rec, unsigned h, const uint8_t *gid,
         return;
     }
 
-    for (unsigned o = 0; o < rec->nhosts; ++o) {
+    for (unsigned o = 0; o < fab::host_count(rec); ++o) {
         for (const dev_rec &d : rec->hosts[o].devs) {
             for (const gid_rec &g : d.port.gids) {
                 if (g.valid && !memcmp(g.raw, gid, sizeof(g.raw))) {
@@ -148,10 +148,19 @@ using namespace uct_ib_emu;
 
 namespace {
 
-/* Run fn on the mapped fabric, under its lock and the sequence lock */
+enum class access { read, write };
+
+/* A name field of the registry, which may lack its NUL if damaged */
+template <size_t N> std::string field_str(const char (&field)[N])
+{
+    return std::string(field, strnlen(field, N));
+}
+
+/* Run fn on the mapped fabric, under its lock and, to write, the sequence
+ * lock; to read it is mapped read-only, and nothing is written */
 ucs_status_t with_fabric(const std::string &name,
                          const std::function<ucs_status_t(fab::fabric_rec*)>
-                                 &fn)
+                                 &fn, access how = access::write)
 {
     fab::fabric_lock lock;
     fab::mapping map;
@@ -168,9 +177,13 @@ ucs_status_t with_fabric(const std::string &name,
         return status;
     }
 
-    status = map.open(name, 0, 0, false);
+    status = map.open(name, 0, 0, false, how == access::read);
     if (status != UCS_OK) {
         return status;
+    }
+
+    if (how == access::read) {
+        return fn(map.get());
     }
 
     fab::write_begin(map.get());
@@ -260,7 +273,6 @@ bool uct_ib_emu_fabric_exists(const std::string &fabric)
 ucs_status_t uct_ib_emu_fabric_destroy(const std::string &fabric, bool force)
 {
     fab::fabric_lock lock;
-    fab::mapping map;
     ucs_status_t status;
     unsigned alive;
 
@@ -279,9 +291,10 @@ ucs_status_t uct_ib_emu_fabric_destroy(const std::string &fabric, bool force)
         return UCS_ERR_NO_ELEM;
     }
 
-    /* a segment of another version is removed all the same */
-    if ((map.open(fabric, 0, 0, false) == UCS_OK) && !force) {
-        alive = fab::live_hosts(map.get());
+    /* the sockets say who is alive: a segment of another version, or a
+     * damaged one, is removed all the same, without reading it */
+    if (!force) {
+        alive = fab::bound_hosts(fabric);
         if (alive > 0) {
             ucs_error("emu: fabric %s has %u live host(s); stop them first, "
                       "or force it", fabric.c_str(), alive);
@@ -301,18 +314,18 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                                     uct_ib_emu_fabric_info_t *info)
 {
     return with_fabric(fabric, [&](fab::fabric_rec *rec) {
-        info->name       = rec->name;
+        info->name       = field_str(rec->name);
         info->shm_name   = fab::shm_name(fabric);
         info->version    = rec->version;
         info->persistent = rec->persistent;
         info->hosts.clear();
 
-        for (unsigned h = 0; h < rec->nhosts; ++h) {
+        for (unsigned h = 0; h < fab::host_count(rec); ++h) {
             const fab::host_rec &hr = rec->hosts[h];
             uct_ib_emu_fabric_host_t host;
             const fab::counters_rec &c = hr.counters;
 
-            host.name              = hr.name;
+            host.name              = field_str(hr.name);
             host.alive             = fab::host_alive(fabric, h);
             host.pid               = host.alive ? hr.pid : 0;
             host.incarnation       = hr.incarnation;
@@ -328,12 +341,12 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
             for (const fab::dev_rec &d : hr.devs) {
                 uct_ib_emu_fabric_port_t p;
 
-                p.device       = d.name;
+                p.device       = field_str(d.name);
                 p.port         = 1;
                 p.link_layer   = d.port.link_layer;
                 p.state        = static_cast<enum ibv_port_state>(d.port.state);
                 p.active_mtu   = static_cast<enum ibv_mtu>(d.port.active_mtu);
-                p.segment      = d.port.segment;
+                p.segment      = field_str(d.port.segment);
                 p.lid          = d.port.lid;
                 p.drop_roce_v1 = d.port.drop_roce_v1;
                 p.drop_roce_v2 = d.port.drop_roce_v2;
@@ -348,7 +361,7 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                 if (!n.valid) {
                     continue;
                 }
-                e.segment = n.segment;
+                e.segment = field_str(n.segment);
                 std::copy(n.gid, n.gid + 16, e.gid.begin());
                 std::copy(n.mac, n.mac + 6, e.mac.begin());
                 host.neigh.push_back(e);
@@ -358,7 +371,8 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                 uct_ib_emu_fabric_conn_t c;
 
                 c.seq        = ci.gen;
-                c.device     = hr.devs[ci.dev % fab::DEVS_PER_HOST].name;
+                c.device     = field_str(
+                        hr.devs[ci.dev % fab::DEVS_PER_HOST].name);
                 c.port       = ci.port;
                 c.qpn        = ci.qpn;
                 c.remote_qpn = ci.remote_qpn;
@@ -372,7 +386,7 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
             info->hosts.push_back(std::move(host));
         }
         return UCS_OK;
-    });
+    }, access::read);
 }
 
 ucs_status_t uct_ib_emu_fabric_set_mac(const std::string &fabric,

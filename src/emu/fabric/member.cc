@@ -138,7 +138,7 @@ ucs_status_t member::do_join(emu_state &s, const std::string &name,
     rec = m_map.get();
     if (host == "auto") {
         /* the host's socket name is its ownership: the first one bound */
-        for (h = 0; h < int(rec->nhosts); ++h) {
+        for (h = 0; h < int(fab::host_count(rec)); ++h) {
             fd = fab::bind_abstract(fab::socket_name(name,
                                                      "h" + std::to_string(h)));
             if (fd >= 0) {
@@ -177,11 +177,12 @@ ucs_status_t member::do_join(emu_state &s, const std::string &name,
         }
     }
 
-    m_name = name;
-    m_host = static_cast<unsigned>(h);
+    m_name      = name;
+    m_host      = static_cast<unsigned>(h);
+    m_fabric_id = rec->fabric_id;
     m_net.reset(new wire::endpoint(fd, m_host, rec));
 
-    for (unsigned i = 0; i < rec->nhosts; ++i) {
+    for (unsigned i = 0; i < fab::host_count(rec); ++i) {
         all.push_back(host_topology(rec->hosts[i]));
     }
 
@@ -233,7 +234,7 @@ void member::leave()
     /* without the lock (10 s of trying) the slot stays marked: its socket
      * is unbound once this process is gone, so nobody trusts it */
     if (lock.acquire(m_name) == UCS_OK) {
-        if (m_joined) {
+        if (m_joined && intact()) {
             fab::write_begin(rec);
             rec->hosts[m_host].joined = 0;
             rec->hosts[m_host].pid    = 0;
@@ -241,7 +242,13 @@ void member::leave()
         }
 
         m_net.reset(); /* unbinds the host */
-        if (!rec->persistent && (fab::live_hosts(rec) == 0)) {
+        if (m_damaged) {
+            /* its counts cannot be trusted: the sockets say who is left,
+             * and the last one out removes what nobody can use */
+            if (fab::bound_hosts(m_name) == 0) {
+                m_map.unlink_name();
+            }
+        } else if (!rec->persistent && (fab::live_hosts(rec) == 0)) {
             m_map.unlink_name();
         }
     }
@@ -250,12 +257,46 @@ void member::leave()
     m_map.close();
 }
 
+bool member::intact()
+{
+    const fab::fabric_rec *rec = m_map.get();
+    std::string problem;
+
+    if (m_damaged) {
+        return false;
+    }
+
+    if (m_map.lost()) {
+        problem = "it was truncated under this process";
+    } else if (!fab::header_intact(rec, m_fabric_id)) {
+        problem = fab::registry_problem(rec, m_name);
+        if (problem.empty()) {
+            problem = "it was made anew under this process";
+        }
+    } else {
+        return true;
+    }
+
+    ucs_error("emu: fabric %s: its segment %s is damaged (%s): host%u "
+              "leaves the fabric, and its connections to other hosts fail",
+              m_name.c_str(), ("/dev/shm" + fab::shm_name(m_name)).c_str(),
+              problem.c_str(),
+              m_host);
+    m_damaged = true;
+    return false;
+}
+
 void member::sync_locked(emu_state &s)
 {
     const fab::fabric_rec *rec = m_map.get();
     std::map<std::string, std::map<uct_ib_emu_gid_t, uct_ib_emu_mac_t>> neigh;
-    uint32_t seq = fab::read_begin(rec);
+    uint32_t seq;
 
+    if (!intact()) {
+        return;
+    }
+
+    seq = fab::read_begin(rec);
     if (seq == m_seen_seq) {
         return;
     }
@@ -300,6 +341,10 @@ void member::publish_locked(const emu_state &s, bool did_work)
     uint64_t err_cqes    = 0;
     uint64_t qps         = 0;
 
+    if (m_damaged) {
+        return;
+    }
+
     for (const auto &dev : s.devices) {
         qps += dev->qps.size();
     }
@@ -333,6 +378,10 @@ void member::record_connect(const qp &q)
     fab::host_rec *me = &m_map.get()->hosts[m_host];
     fab::conn_info c  = {};
 
+    if (m_damaged) {
+        return;
+    }
+
     for (unsigned d = 0; d < fab::DEVS_PER_HOST; ++d) {
         if (q.ctx->dev->name == me->devs[d].name) {
             c.dev = static_cast<uint8_t>(d);
@@ -353,8 +402,9 @@ bool member::isolated(unsigned h) const
 {
     const fab::fabric_rec *rec = m_map.get();
 
-    return __atomic_load_n(&rec->hosts[m_host].isolated, __ATOMIC_RELAXED) ||
-           ((h < rec->nhosts) &&
+    return m_damaged ||
+           __atomic_load_n(&rec->hosts[m_host].isolated, __ATOMIC_RELAXED) ||
+           ((h < fab::host_count(rec)) &&
             __atomic_load_n(&rec->hosts[h].isolated, __ATOMIC_RELAXED));
 }
 
@@ -367,6 +417,9 @@ ucs_status_t member::edit_locked(emu_state &s,
 
     if (status != UCS_OK) {
         return status;
+    }
+    if (!intact()) {
+        return UCS_ERR_IO_ERROR;
     }
 
     fab::write_begin(m_map.get());

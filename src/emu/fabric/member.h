@@ -86,7 +86,15 @@ private:
                          const std::string &host, unsigned hosts);
     void leave();
 
+    /* Whether the registry is still the one joined; the first time it is
+     * not, one error names the segment and this host leaves the fabric:
+     * its traffic to every other host is dropped, so its QPs fail with
+     * retry-exceeded, and nothing more is read from or written to it */
+    bool intact();
+
     std::string                     m_name;
+    uint64_t                        m_fabric_id = 0;
+    bool                            m_damaged   = false;
     unsigned                        m_host     = 0;
     fab::mapping                    m_map;
     std::unique_ptr<wire::endpoint> m_net;

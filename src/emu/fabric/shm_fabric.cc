@@ -3,6 +3,7 @@
  * the default topology of a fresh fabric (shm_fabric.h).
  */
 #include <emu/fabric/host_topology.h>
+#include <emu/fabric/segment_guard.h>
 #include <emu/fabric/shm_fabric.h>
 #include <emu/model/model.h>
 
@@ -157,12 +158,87 @@ bool host_alive(const std::string &fabric, unsigned h)
 
 unsigned live_hosts(const fabric_rec *rec)
 {
+    std::string name(rec->name, strnlen(rec->name, sizeof(rec->name)));
     unsigned count = 0;
 
-    for (unsigned h = 0; h < rec->nhosts; ++h) {
-        count += host_alive(rec->name, h);
+    for (unsigned h = 0; h < host_count(rec); ++h) {
+        count += host_alive(name, h);
     }
     return count;
+}
+
+unsigned bound_hosts(const std::string &fabric)
+{
+    unsigned count = 0;
+
+    for (unsigned h = 0; h < MAX_HOSTS; ++h) {
+        count += host_alive(fabric, h);
+    }
+    return count;
+}
+
+bool header_intact(const fabric_rec *rec, uint64_t fabric_id)
+{
+    return (rec->magic == MAGIC) && (rec->version == LAYOUT_VERSION) &&
+           (rec->size == sizeof(fabric_rec)) && (rec->nhosts >= 1) &&
+           (rec->nhosts <= MAX_HOSTS) && (rec->fabric_id == fabric_id);
+}
+
+namespace {
+
+/* A name field: NUL-terminated within its size, printable, not empty */
+bool name_field_ok(const char *field, size_t size)
+{
+    const size_t len = strnlen(field, size);
+
+    if ((len == 0) || (len == size)) {
+        return false;
+    }
+    for (size_t i = 0; i < len; ++i) {
+        if ((field[i] < 0x21) || (field[i] > 0x7e)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+std::string registry_problem(const fabric_rec *rec, const std::string &name)
+{
+    char buf[128];
+
+    if (rec->magic != MAGIC) {
+        return "no fabric header (wrong magic)";
+    }
+    if (rec->version != LAYOUT_VERSION) {
+        snprintf(buf, sizeof(buf), "made by version %u of the emulated "
+                 "fabric, this library speaks version %u", rec->version,
+                 LAYOUT_VERSION);
+        return buf;
+    }
+    if (rec->size != sizeof(fabric_rec)) {
+        snprintf(buf, sizeof(buf), "its header says %u bytes, a version %u "
+                 "registry has %zu", rec->size, LAYOUT_VERSION,
+                 sizeof(fabric_rec));
+        return buf;
+    }
+    if ((rec->nhosts < 1) || (rec->nhosts > MAX_HOSTS)) {
+        snprintf(buf, sizeof(buf), "it counts %u hosts (1..%u)", rec->nhosts,
+                 MAX_HOSTS);
+        return buf;
+    }
+    if (!name_field_ok(rec->name, sizeof(rec->name)) ||
+        (name != rec->name)) {
+        return "it carries another fabric's name, or none";
+    }
+    for (unsigned h = 0; h < host_count(rec); ++h) {
+        if (!name_field_ok(rec->hosts[h].name, sizeof(rec->hosts[h].name))) {
+            snprintf(buf, sizeof(buf), "host %u has no readable name", h);
+            return buf;
+        }
+    }
+    return "";
 }
 
 void init_registry(fabric_rec *rec, const std::string &name, unsigned nhosts,
@@ -216,9 +292,16 @@ mapping::~mapping()
 void mapping::close()
 {
     if (m_rec != nullptr) {
+        segment_guard_remove(m_guard);
+        m_guard = -1;
         munmap(m_rec, sizeof(*m_rec));
         m_rec = nullptr;
     }
+}
+
+bool mapping::lost() const
+{
+    return segment_guard_lost(m_guard);
 }
 
 void mapping::unlink_name()
@@ -227,16 +310,20 @@ void mapping::unlink_name()
 }
 
 ucs_status_t mapping::open(const std::string &name, unsigned create_hosts,
-                           unsigned want_hosts, bool persistent)
+                           unsigned want_hosts, bool persistent,
+                           bool readonly)
 {
     std::string path = shm_name(name);
+    std::string file = "/dev/shm" + path; /* what a user sees */
     bool fresh       = false;
+    std::string problem;
     struct stat st;
     void *addr;
     int fd;
 
     m_name = name;
-    fd     = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0600);
+    fd     = shm_open(path.c_str(), (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC,
+                      0600);
     if ((fd < 0) && (errno == ENOENT) && (create_hosts > 0)) {
         fd    = shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                          0600);
@@ -248,13 +335,13 @@ ucs_status_t mapping::open(const std::string &name, unsigned create_hosts,
             return UCS_ERR_NO_ELEM;
         }
         ucs_error("emu: fabric %s: shm_open(%s) failed: %m", name.c_str(),
-                  path.c_str());
+                  file.c_str());
         return UCS_ERR_IO_ERROR;
     }
 
     if (fstat(fd, &st) != 0) {
         ucs_error("emu: fabric %s: fstat(%s) failed: %m", name.c_str(),
-                  path.c_str());
+                  file.c_str());
         ::close(fd);
         return UCS_ERR_IO_ERROR;
     }
@@ -264,15 +351,29 @@ ucs_status_t mapping::open(const std::string &name, unsigned create_hosts,
 
         /* another layout: name its version if it is one of ours */
         if ((pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr)) &&
-            (hdr[0] == MAGIC)) {
+            (hdr[0] == MAGIC) && (hdr[1] != LAYOUT_VERSION)) {
             ucs_error("emu: fabric %s was made by version %u of the emulated "
                       "fabric, this library speaks version %u", name.c_str(),
                       hdr[1], LAYOUT_VERSION);
+        } else if (hdr[0] == MAGIC) {
+            ucs_error("emu: fabric %s: its segment %s has %jd bytes, a "
+                      "version %u segment has %zu: it is damaged (`ucx_emu "
+                      "destroy --force %s` removes it)", name.c_str(),
+                      file.c_str(), intmax_t(st.st_size), LAYOUT_VERSION,
+                      sizeof(fabric_rec), name.c_str());
         } else {
             ucs_error("emu: fabric %s: %s is not a fabric segment of this "
                       "emulator (`ucx_emu destroy %s` removes it)",
-                      name.c_str(), path.c_str(), name.c_str());
+                      name.c_str(), file.c_str(), name.c_str());
         }
+        ::close(fd);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* empty: a maker died before it sized it; only a maker takes it over */
+    if ((st.st_size == 0) && (create_hosts == 0)) {
+        ucs_error("emu: fabric %s: its segment %s is empty (`ucx_emu destroy "
+                  "%s` removes it)", name.c_str(), file.c_str(), name.c_str());
         ::close(fd);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -283,14 +384,16 @@ ucs_status_t mapping::open(const std::string &name, unsigned create_hosts,
         return UCS_ERR_IO_ERROR;
     }
 
-    addr = mmap(nullptr, sizeof(fabric_rec), PROT_READ | PROT_WRITE,
-                MAP_SHARED, fd, 0);
+    addr = mmap(nullptr, sizeof(fabric_rec),
+                readonly ? PROT_READ : (PROT_READ | PROT_WRITE), MAP_SHARED,
+                fd, 0);
     ::close(fd);
     if (addr == MAP_FAILED) {
         ucs_error("emu: fabric %s: mmap failed: %m", name.c_str());
         return UCS_ERR_IO_ERROR;
     }
-    m_rec = static_cast<fabric_rec*>(addr);
+    m_rec   = static_cast<fabric_rec*>(addr);
+    m_guard = segment_guard_add(addr, sizeof(fabric_rec));
 
     if (fresh || (size_t(st.st_size) == 0)) {
         init_registry(m_rec, name, create_hosts ? create_hosts : DEFAULT_HOSTS,
@@ -298,18 +401,21 @@ ucs_status_t mapping::open(const std::string &name, unsigned create_hosts,
         return UCS_OK;
     }
 
-    bool valid = (m_rec->magic == MAGIC) && (m_rec->version == LAYOUT_VERSION) &&
-                 (m_rec->size == sizeof(fabric_rec)) &&
-                 (m_rec->nhosts >= 1) && (m_rec->nhosts <= MAX_HOSTS);
-    if (!valid) {
+    problem = registry_problem(m_rec, name);
+    if (!problem.empty()) {
         if ((m_rec->magic == MAGIC) && (m_rec->version != LAYOUT_VERSION)) {
             ucs_error("emu: fabric %s was made by version %u of the emulated "
                       "fabric, this library speaks version %u", name.c_str(),
                       m_rec->version, LAYOUT_VERSION);
+        } else if (m_rec->magic == MAGIC) {
+            ucs_error("emu: fabric %s: its segment %s is damaged: %s "
+                      "(`ucx_emu destroy --force %s` removes it)",
+                      name.c_str(), file.c_str(), problem.c_str(),
+                      name.c_str());
         } else {
             ucs_error("emu: fabric %s: %s is not a fabric segment of this "
                       "emulator (`ucx_emu destroy %s` removes it)",
-                      name.c_str(), path.c_str(), name.c_str());
+                      name.c_str(), file.c_str(), name.c_str());
         }
         close();
         return UCS_ERR_INVALID_PARAM;
@@ -317,7 +423,7 @@ ucs_status_t mapping::open(const std::string &name, unsigned create_hosts,
 
     /* a fabric whose members all died is stale: nobody vouches for its
      * state, so it starts over */
-    if (create_hosts > 0) {
+    if ((create_hosts > 0) && !readonly) {
         bool had_members = false;
 
         for (unsigned h = 0; h < m_rec->nhosts; ++h) {
@@ -372,7 +478,7 @@ bool read_retry(const fabric_rec *rec, uint32_t seq)
 
 int find_host(const fabric_rec *rec, const std::string &name)
 {
-    for (unsigned h = 0; h < rec->nhosts; ++h) {
+    for (unsigned h = 0; h < host_count(rec); ++h) {
         if ((name == rec->hosts[h].name) || (name == std::to_string(h))) {
             return static_cast<int>(h);
         }

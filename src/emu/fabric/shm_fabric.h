@@ -201,10 +201,13 @@ public:
 
     /* Map fabric @a name (lock held). With @a create_hosts > 0 a missing
      * or stale one is made with that many hosts; @a persistent marks one
-     * made by the tool. Refuses another version, a malformed segment that
-     * still has members, and (when @a want_hosts > 0) another host count. */
+     * made by the tool. Refuses another version, a damaged registry
+     * (registry_problem), an empty segment it is not to create, and (when
+     * @a want_hosts > 0) another host count. @a readonly maps it so:
+     * whoever only looks (`ucx_emu show`) never writes. */
     ucs_status_t open(const std::string &name, unsigned create_hosts,
-                      unsigned want_hosts, bool persistent);
+                      unsigned want_hosts, bool persistent,
+                      bool readonly = false);
     void close();
 
     fabric_rec *get() const
@@ -212,13 +215,39 @@ public:
         return m_rec;
     }
 
+    /* Whether the segment was truncated under the mapping (SIGBUS): it
+     * reads as zeros since (segment_guard.h) */
+    bool lost() const;
+
     /* Remove the segment's name (the mapping stays valid) */
     void unlink_name();
 
 private:
-    fabric_rec  *m_rec = nullptr;
+    fabric_rec  *m_rec   = nullptr;
+    int         m_guard  = -1;
     std::string m_name;
 };
+
+/* Hosts of the registry, never more than MAX_HOSTS whatever it says */
+inline unsigned host_count(const fabric_rec *rec)
+{
+    const uint32_t n = __atomic_load_n(&rec->nhosts, __ATOMIC_RELAXED);
+
+    return (n < MAX_HOSTS) ? n : MAX_HOSTS;
+}
+
+/* What is wrong with the registry of fabric @a name, or "" when nothing:
+ * its header (magic, version, size, host count, name) and every host's
+ * name. A registry written only by this code never fails it. */
+std::string registry_problem(const fabric_rec *rec, const std::string &name);
+
+/* The header checks of registry_problem, cheap enough for every engine
+ * pass, against the fabric_id seen at join */
+bool header_intact(const fabric_rec *rec, uint64_t fabric_id);
+
+/* Hosts whose socket is bound, over every possible slot: for a registry
+ * that cannot be trusted */
+unsigned bound_hosts(const std::string &fabric);
 
 /* Whether host @a h of @a fabric is owned by a live process */
 bool host_alive(const std::string &fabric, unsigned h);

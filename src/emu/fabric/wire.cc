@@ -32,12 +32,13 @@ socklen_t host_addr(const std::string &fabric, unsigned host,
 
 endpoint::endpoint(int fd, unsigned host, fab::fabric_rec *rec) :
     m_fd(fd), m_host(host), m_fabric_id(rec->fabric_id), m_rec(rec),
-    m_out(rec->nhosts), m_addrs(rec->nhosts), m_addr_lens(rec->nhosts),
+    m_out(fab::host_count(rec)), m_addrs(fab::host_count(rec)),
+    m_addr_lens(fab::host_count(rec)),
     m_rx(FRAME_MAX + 4096), m_rx_seen(fab::frames_to(rec, host))
 {
     int size = 4 << 20;
 
-    for (unsigned h = 0; h < rec->nhosts; ++h) {
+    for (unsigned h = 0; h < fab::host_count(rec); ++h) {
         m_addr_lens[h] = host_addr(rec->name, h, &m_addrs[h]);
     }
 

@@ -8,7 +8,7 @@
  * everything they checked held.
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
- *               --scenario traffic|mac_move|peer_killed|flap|isolate|list
+ *               --scenario traffic|mac_move|peer_killed|flap|isolate|damage|list
  *               [--count N]
  *               [--baseline 1]
  *
@@ -832,6 +832,24 @@ void client(memory *mem)
         stream_reset();
         check(am_both_ways(mem, 100), "AMs after the reconnect");
         result("reconnect", g_ok ? "first try" : "failed");
+    }
+
+    if (g_opts.scenario == "damage") {
+        /* the test damages the fabric's segment when it reads this, then
+         * says GO: this host's QPs fail, and it reports it once */
+        result("ready_to_damage", "yes");
+        char line[16];
+        if (fgets(line, sizeof(line), stdin) == nullptr) {
+            die("no GO from the test", UCS_ERR_IO_ERROR);
+        }
+        double secs = until_failure(mem);
+        result("live_endpoint", ucs_status_string(g_ep_error));
+        result("failed_after_s", std::to_string(secs));
+        check(g_ep_error == UCS_ERR_ENDPOINT_TIMEOUT,
+              "the endpoint over a damaged fabric fails with "
+              "ENDPOINT_TIMEOUT");
+        ctl_send("BYE");
+        return;
     }
 
     if (g_opts.scenario == "peer_killed") {

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -339,6 +340,79 @@ INSTANTIATE_TEST_SUITE_P(
             return std::get<0>(info.param) + "_" + std::get<1>(info.param);
         });
 
+
+/* The fabric's segment damaged under two live members */
+class test_fabric_damage : public test_fabric_base {
+protected:
+    /* Stream between two hosts, let @a damage hit the segment, and check
+     * that each member says so once, fails its QPs, and leaves nothing */
+    void expect_members_survive(const std::function<void(int fd)> &damage)
+    {
+        start_pair("rc_mlx5", "mlx5_0:1", "damage", 100);
+        ASSERT_NE("", client().wait_line("RESULT ready_to_damage",
+                                         PROCESS_LIMIT))
+                << client().output() << client().errors();
+
+        int fd = open(shm_path(m_fabric).c_str(), O_RDWR);
+        ASSERT_GE(fd, 0) << shm_path(m_fabric);
+        damage(fd);
+        close(fd);
+        client().say("GO");
+
+        /* no SIGBUS, no hang: both exit, each with one line naming it */
+        expect_exit_ok(client(), "client");
+        expect_exit_ok(server(), "server");
+        EXPECT_EQ(ucs_status_string(UCS_ERR_ENDPOINT_TIMEOUT),
+                  client().result("live_endpoint"));
+        EXPECT_LT(std::stod("0" + client().result("failed_after_s")), 30.0);
+        for (host_process *p : {&server(), &client()}) {
+            EXPECT_EQ(1u, count(p->errors(), "fabric " + m_fabric +
+                                ": its segment " + shm_path(m_fabric) +
+                                " is damaged (")) << p->errors();
+        }
+        /* the last member out removed what nobody can use */
+        expect_nothing_left();
+    }
+
+    static unsigned count(const std::string &text, const std::string &what)
+    {
+        unsigned n = 0;
+
+        for (size_t at = text.find(what); at != std::string::npos;
+             at = text.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    }
+};
+
+TEST_F(test_fabric_damage, truncated_segment)
+{
+    expect_members_survive([](int fd) { ASSERT_EQ(0, ftruncate(fd, 4096)); });
+}
+
+TEST_F(test_fabric_damage, scribbled_host_count)
+{
+    expect_members_survive([](int fd) {
+        const uint32_t nhosts = 0x7fffffff; /* after magic, version, size */
+        ASSERT_EQ(4, pwrite(fd, &nhosts, sizeof(nhosts), 12));
+    });
+}
+
+TEST_F(test_fabric_damage, random_bytes_over_the_registry)
+{
+    expect_members_survive([](int fd) {
+        std::vector<uint8_t> noise(65536);
+        uint32_t x = 0x9e3779b9;
+
+        for (uint8_t &b : noise) {
+            x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+            b  = uint8_t(x);
+        }
+        ASSERT_EQ(ssize_t(noise.size()),
+                  pwrite(fd, noise.data(), noise.size(), 0));
+    });
+}
 
 class test_fabric_join : public test_fabric_base {
 protected:

@@ -11,6 +11,7 @@
 #include <emu/api/fabric_test.h>
 
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,6 +359,53 @@ TEST_F(test_ucx_emu_tool, create_hosts_and_default_fabric)
     EXPECT_EQ(0u, res.out.find("fabric " + m_fabric + ": 2 hosts")) << res.out;
     EXPECT_EQ(10u, summary_row(res.out, "host1").size()) << res.out;
     EXPECT_TRUE(summary_row(res.out, "host2").empty()) << res.out;
+}
+
+TEST_F(test_ucx_emu_tool, a_damaged_segment_is_named_and_never_written)
+{
+    struct stat st;
+    int fd;
+
+    /* empty: show and qps say so and leave it empty */
+    fd = open(m_shm.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0) << m_shm;
+    close(fd);
+    fails({"show"}, 1, "its segment " + m_shm + " is empty");
+    fails({"qps"}, 1, "is empty");
+    ASSERT_EQ(0, stat(m_shm.c_str(), &st));
+    EXPECT_EQ(0, st.st_size);
+    ok({"destroy"});
+
+    /* another size, with our header: damaged, not another version */
+    ok({"create", "-n", "2"});
+    ASSERT_EQ(0, truncate(m_shm.c_str(), 100000));
+    fails({"show"}, 1, "has 100000 bytes");
+    ok({"destroy"});
+
+    /* a scribbled host count, and host names that are not text */
+    ok({"create", "-n", "2"});
+    fd = open(m_shm.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    const uint32_t nhosts = 0x7fffffff;
+    ASSERT_EQ(4, pwrite(fd, &nhosts, sizeof(nhosts), 12));
+    fails({"show"}, 1, "is damaged: it counts 2147483647 hosts (1..16)");
+    const uint32_t two = 2;
+    ASSERT_EQ(4, pwrite(fd, &two, sizeof(two), 12));
+    std::string s = show();
+    ASSERT_NE(std::string::npos, s.find("host1")) << s;
+    /* host0's name, found as the registry holds it (tests see no layout) */
+    std::vector<char> image(1 << 16);
+    ASSERT_EQ(ssize_t(image.size()), pread(fd, image.data(), image.size(), 0));
+    const std::string name0("host0", 6);
+    auto at = std::search(image.begin() + 32, image.end(), name0.begin(),
+                          name0.end());
+    ASSERT_NE(image.end(), at);
+    const char binary[4] = {'\x01', '\xfe', 'h', '\x7f'};
+    ASSERT_EQ(4, pwrite(fd, binary, sizeof(binary), at - image.begin()));
+    close(fd);
+    fails({"show"}, 1, "host 0 has no readable name");
+    ok({"destroy"});
+    EXPECT_FALSE(shm_exists());
 }
 
 TEST_F(test_ucx_emu_tool, mac_move)
