@@ -34,6 +34,9 @@
 #   scatter   UCX 1.13.1's rc_mlx5 with scatter to CQE (its default) and
 #             without: contrib/scatter-check/uct_scatter_check.c checks the
 #             data of gets, atomics and active messages byte by byte
+#   ibperf    rdma-core's perftest in its default mode (the ibv_wr_* API):
+#             ib_send_lat, ib_write_bw, ib_read_lat and ib_atomic_bw on
+#             RoCEv2 (mlx5_0, GID index 3) and InfiniBand (mlx5_2)
 #   ucp       UCX 1.13.1's UCP (ucx_perftest -t tag_lat) between two
 #             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup
 #   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
@@ -352,6 +355,35 @@ else
     # CQE: up to 32 bytes in the CQE, 33..64 in the 64 bytes before it)
     perftest rc_mlx5 mlx5_0:1 get -s 64 -D bcopy
     perftest rc_mlx5 mlx5_0:1 fadd
+fi
+
+# --- ibperf NAME PROGRAM ARGS...: rdma-core's perftest (Debian's perftest)
+# in its default mode, which posts with the ibv_wr_* API on an extended QP,
+# server and client on two hosts; the client's result row has every
+# iteration
+ibperf() {
+    local name=$1 prog=$2; shift 2
+    local slog=$work/ibperf-$name-server.log clog=$work/ibperf-$name-client.log
+    local row="^ +[0-9]+ +$iters "
+
+    pair "$slog" "$clog" "$prog" "$@" -n "$iters"
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] && grep -qE "$row" "$clog"; then
+        ok "ibperf $name: $prog $* -n $iters: $(grep -E "$row" "$clog" | tr -s ' \t' ' ' | head -1)"
+    else
+        fail_pair "ibperf $name: $prog $*" "$slog" "$clog"
+    fi
+}
+if ! command -v ib_write_bw >/dev/null; then
+    skip "ibperf: Debian's perftest not installed"
+elif [ -n "$asan" ]; then
+    # perftest frees little at exit: its own allocations are not ours to
+    # judge under LeakSanitizer; the plain dropin leg runs these
+    skip "ibperf: not under LeakSanitizer (perftest's own leaks)"
+else
+    for prog in ib_send_lat ib_write_bw ib_read_lat ib_atomic_bw; do
+        ibperf "${prog#ib_}-roce-v2" $prog -d mlx5_0 -x 3
+        ibperf "${prog#ib_}-ib" $prog -d mlx5_2
+    done
 fi
 
 # --- scatter to CQE: UCX 1.13.1's rc_mlx5 QPs ask for it (cs_req 0x22,

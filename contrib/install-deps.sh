@@ -12,7 +12,7 @@ packages=(
     libucx0 libucx-dev ucx-utils
     # unmodified rdma-core programs the drop-in leg runs on the emulated
     # device (contrib/dropin-check.sh)
-    ibverbs-utils
+    ibverbs-utils perftest
 )
 
 missing=()

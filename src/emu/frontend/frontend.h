@@ -57,6 +57,12 @@ void srq_init_links(srq *q);
  * next (flush or forget what is queued), and the completions of its work
  * requests: up to num of them from c into wc */
 void qp_setup_send_ops(emu_state &s, qp *q, uint64_t ibv_ops, uint64_t dv_ops);
+
+/* The data operations of that API (verbs_wr_data.cc): their builders on a
+ * QP created with them, and a batch of them posted as ibv_post_send would
+ * (s.lock not held) */
+void qp_setup_data_ops(qp *q, uint64_t ibv_ops);
+int post_data_batch(struct ibv_qp *ibqp, std::vector<data_wr> &batch);
 void qp_send_state_changed(emu_state &s, qp *q, enum ibv_qp_state next);
 int poll_verbs_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
 

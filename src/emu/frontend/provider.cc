@@ -67,8 +67,17 @@ int query_device_ex(struct ibv_context *ibctx,
     /* Nothing beyond the classic attributes is modelled: no on-demand
      * paging, timestamps, TSO, RSS, tag matching or device memory */
     full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
+    full.phys_port_cnt_ex    = full.orig_attr.phys_port_cnt;
     memcpy(attr, &full, std::min(attr_size, sizeof(full)));
     return 0;
+}
+
+/* ibv_create_qp_ex with more than a PD: the mlx5dv path without DV
+ * attributes, as the mlx5 provider's own create_qp_ex */
+struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
+                            struct ibv_qp_init_attr_ex *attr)
+{
+    return uct_ib_emu_glue_ops.mlx5dv_create_qp(ibctx, attr, nullptr);
 }
 
 /* Memory windows are not modelled */
@@ -112,6 +121,7 @@ void provider_context_init(context *ctx)
      * as "not supported" */
     vctx->query_port      = query_port_sized;
     vctx->query_device_ex = query_device_ex;
+    vctx->create_qp_ex    = create_qp_ex;
     vctx->sz              = sizeof(*vctx);
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 }

@@ -169,6 +169,20 @@ int qpx_wr_complete(struct ibv_qp_ex *qpx)
     return emu_wr_complete(qpx);
 }
 
+void qpx_wr_abort(struct ibv_qp_ex *qpx)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    qp *q = find_qp_ex(s, qpx);
+
+    if (q != nullptr) {
+        q->wr_open = false;
+        q->wr_err  = 0;
+        q->wr_batch.clear();
+        q->wr_data.clear();
+    }
+}
+
 void qpx_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
     emu_wr_local_inv(qpx, rkey);
@@ -189,6 +203,8 @@ void qp_setup_send_ops(emu_state &s, qp *q, uint64_t ibv_ops, uint64_t dv_ops)
     q->ibv_send_ops          = ibv_ops;
     q->ibv_ex.wr_start       = qpx_wr_start;
     q->ibv_ex.wr_complete    = qpx_wr_complete;
+    q->ibv_ex.wr_abort       = qpx_wr_abort;
+    qp_setup_data_ops(q, ibv_ops);
     if (ibv_ops & IBV_QP_EX_WITH_LOCAL_INV) {
         q->ibv_ex.wr_local_inv = qpx_wr_local_inv;
     }
@@ -342,6 +358,7 @@ void emu_wr_start(struct ibv_qp_ex *qpx)
     q->wr_open = true;
     q->wr_err  = 0;
     q->wr_batch.clear();
+    q->wr_data.clear();
 }
 
 void emu_wr_mr_list(struct mlx5dv_qp_ex *mqp, struct mlx5dv_mkey *dv_mkey,
@@ -425,17 +442,13 @@ void emu_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
     q->wr_batch.push_back(std::move(wr));
 }
 
-int emu_wr_complete(struct ibv_qp_ex *qpx)
+namespace {
+
+/* wr_complete of a batch of UMR work (MR lists, local invalidations) */
+int complete_umr_batch(emu_state &s, qp *q)
 {
-    emu_state &s = state();
-    guard g(s.lock);
-    qp *q = find_qp_ex(s, qpx);
     std::vector<send_wr> batch;
     int err;
-
-    if (q == nullptr) {
-        return EINVAL;
-    }
 
     if (!q->wr_open) {
         err       = (q->wr_err != 0) ? q->wr_err : EINVAL;
@@ -467,6 +480,41 @@ int emu_wr_complete(struct ibv_qp_ex *qpx)
 
     return 0;
 }
+
+} // namespace
+
+int emu_wr_complete(struct ibv_qp_ex *qpx)
+{
+    emu_state &s = state();
+    std::vector<data_wr> data;
+    int err;
+
+    {
+        guard g(s.lock);
+        qp *q = find_qp_ex(s, qpx);
+
+        if (q == nullptr) {
+            return EINVAL;
+        }
+        if (q->wr_data.empty()) {
+            return complete_umr_batch(s, q);
+        }
+
+        data.swap(q->wr_data);
+        err        = (!q->wr_open || !q->wr_batch.empty()) ? EINVAL :
+                     q->wr_err; /* mixed with UMR work: not modelled */
+        q->wr_open = false;
+        q->wr_err  = 0;
+        q->wr_batch.clear();
+        if (err != 0) {
+            return err; /* nothing of the batch is posted */
+        }
+    }
+
+    /* ibv_post_send's path takes the lock itself */
+    return post_data_batch(&qpx->qp_base, data);
+}
+
 
 } // namespace uct_ib_emu
 

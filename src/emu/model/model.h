@@ -461,6 +461,14 @@ struct send_wr {
     std::vector<klm> sges;   /* MR_LIST */
 };
 
+/* A data work request built by the ibv_wr_* API, posted at wr_complete
+ * through ibv_post_send's path; it owns its gather list and inline data */
+struct data_wr {
+    struct ibv_send_wr   wr     = {};
+    std::vector<ibv_sge> sges;
+    std::vector<uint8_t> inline_data;
+};
+
 struct umem : object {
     static constexpr kind KIND = kind::UMEM;
 
@@ -557,6 +565,7 @@ struct qp : object {
     bool                 wr_open        = false;
     int                  wr_err         = 0;
     std::vector<send_wr> wr_batch;
+    std::vector<data_wr> wr_data;       /* the batch's data operations */
     unsigned             sq_inflight    = 0;
     unsigned             unsignaled     = 0; /* completed, no CQE yet */
     bool                 stalled        = false;

@@ -272,6 +272,109 @@ TEST_F(test_emu_engine_verbs, send_write_read_atomic)
     EXPECT_EQ(105u, remote);
 }
 
+/* The ibv_wr_* data operations, as perftest posts them by default */
+TEST_F(test_emu_engine_verbs, wr_api_send_write_read_atomic)
+{
+    struct ibv_qp_init_attr_ex attr = {};
+
+    attr.comp_mask       = IBV_QP_INIT_ATTR_PD |
+                           IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    attr.pd              = m_pd;
+    attr.send_cq         = m_cq;
+    attr.recv_cq         = m_cq;
+    attr.qp_type         = IBV_QPT_RC;
+    attr.cap.max_send_wr = 16;
+    attr.cap.max_recv_wr = 16;
+    attr.cap.max_send_sge = 2;
+    attr.cap.max_recv_sge = 2;
+    attr.cap.max_inline_data = 64;
+    attr.send_ops_flags  = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+                           IBV_QP_EX_WITH_RDMA_READ |
+                           IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    m_a = uct_ib_glue->mlx5dv_create_qp(m_ctx, &attr, nullptr);
+    ASSERT_NE(nullptr, m_a);
+    m_qps.push_back(m_a);
+    m_b = create_qp();
+    to_rts(m_a, m_b->qp_num);
+    to_rts(m_b, m_a->qp_num);
+
+    struct ibv_qp_ex *x = uct_ib_glue->qp_to_qp_ex(m_a);
+    ASSERT_NE(nullptr, x);
+    /* only the operations asked for */
+    EXPECT_EQ(nullptr, x->wr_send_imm);
+    EXPECT_EQ(nullptr, x->wr_atomic_cmp_swp);
+
+    uint64_t src[2] = {11, 22}, dst[4] = {}, remote = 100, fetched = 0;
+    uint64_t rd[2]  = {};
+    char hello[8]   = "hello!";
+    struct ibv_mr *mr_s = reg(src, sizeof(src));
+    struct ibv_mr *mr_d = reg(dst, sizeof(dst));
+    struct ibv_mr *mr_r = reg(&remote, sizeof(remote));
+    struct ibv_mr *mr_f = reg(&fetched, sizeof(fetched));
+    struct ibv_mr *mr_rd = reg(rd, sizeof(rd));
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&dst[3]), 8, mr_d->lkey};
+    struct ibv_sge read_sges[2] = {
+        {reinterpret_cast<uintptr_t>(&rd[1]), 8, mr_rd->lkey},
+        {reinterpret_cast<uintptr_t>(&rd[0]), 8, mr_rd->lkey}};
+
+    ASSERT_EQ(0, post_recv(m_b, 0xb0, &rsge));
+    x->wr_start(x);
+    x->wr_id    = 0xc0;
+    x->wr_flags = IBV_SEND_SIGNALED;
+    x->wr_send(x);
+    x->wr_set_inline_data(x, hello, sizeof(hello));
+    hello[0]    = 'J'; /* copied when set, as the provider does */
+    x->wr_id    = 0xc1;
+    x->wr_rdma_write(x, mr_d->rkey, reinterpret_cast<uintptr_t>(&dst[0]));
+    x->wr_set_sge(x, mr_s->lkey, reinterpret_cast<uintptr_t>(&src[0]), 16);
+    x->wr_id    = 0xc2;
+    x->wr_rdma_read(x, mr_d->rkey, reinterpret_cast<uintptr_t>(&dst[0]));
+    x->wr_set_sge_list(x, 2, read_sges); /* 16 bytes into two entries */
+    x->wr_id    = 0xc3;
+    x->wr_atomic_fetch_add(x, mr_r->rkey, reinterpret_cast<uintptr_t>(&remote),
+                           5);
+    x->wr_set_sge(x, mr_f->lkey, reinterpret_cast<uintptr_t>(&fetched), 8);
+    ASSERT_EQ(0, x->wr_complete(x));
+
+    std::vector<struct ibv_wc> wcs = poll();
+    std::vector<struct ibv_wc> req = of(wcs, m_a), resp = of(wcs, m_b);
+    ASSERT_EQ(4u, req.size());
+    ASSERT_EQ(1u, resp.size());
+    const uint64_t ids[4]     = {0xc0, 0xc1, 0xc2, 0xc3};
+    const ibv_wc_opcode ops[4] = {IBV_WC_SEND, IBV_WC_RDMA_WRITE,
+                                  IBV_WC_RDMA_READ, IBV_WC_FETCH_ADD};
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(ids[i], req[i].wr_id);
+        EXPECT_EQ(ops[i], req[i].opcode);
+        EXPECT_EQ(IBV_WC_SUCCESS, req[i].status);
+    }
+    EXPECT_EQ(sizeof(hello), resp[0].byte_len);
+    EXPECT_STREQ("hello!", reinterpret_cast<const char*>(&dst[3]));
+    EXPECT_EQ(11u, dst[0]);
+    EXPECT_EQ(22u, dst[1]);
+    EXPECT_EQ(11u, rd[1]) << "the gather list in its order";
+    EXPECT_EQ(22u, rd[0]);
+    EXPECT_EQ(100u, fetched);
+    EXPECT_EQ(105u, remote);
+
+    /* a setter before any builder: nothing of the batch is posted */
+    x->wr_start(x);
+    x->wr_set_sge(x, mr_s->lkey, reinterpret_cast<uintptr_t>(&src[0]), 8);
+    x->wr_rdma_write(x, mr_d->rkey, reinterpret_cast<uintptr_t>(&dst[2]));
+    x->wr_set_sge(x, mr_s->lkey, reinterpret_cast<uintptr_t>(&src[0]), 8);
+    EXPECT_EQ(EINVAL, x->wr_complete(x));
+    /* a builder outside wr_start/wr_complete */
+    x->wr_rdma_write(x, mr_d->rkey, reinterpret_cast<uintptr_t>(&dst[2]));
+    EXPECT_EQ(EINVAL, x->wr_complete(x));
+    /* an aborted batch */
+    x->wr_start(x);
+    x->wr_rdma_write(x, mr_d->rkey, reinterpret_cast<uintptr_t>(&dst[2]));
+    x->wr_set_sge(x, mr_s->lkey, reinterpret_cast<uintptr_t>(&src[0]), 8);
+    x->wr_abort(x);
+    EXPECT_TRUE(poll().empty());
+    EXPECT_EQ(0u, dst[2]);
+}
+
 TEST_F(test_emu_engine_verbs, unsignaled_requests_retire_with_the_next)
 {
     connect_pair();
