@@ -11,6 +11,8 @@
 #   bindings  every ibv_* symbol ibv_rc_pingpong imports binds to the preload
 #             library, none to the system's libibverbs
 #   devices   ibv_devices lists mlx5_0..mlx5_3 with their node GUIDs
+#   sysfs     readlink of each device's class entry, its device and the
+#             device's driver (mlx5_core), as Open MPI reads it
 #   devinfo   ibv_devinfo -v: every device and port, link layers, the RoCE
 #             GID table with types (v1 and v2), the InfiniBand port GID
 #   pingpong  ibv_rc_pingpong server and client (given localhost) in two
@@ -167,6 +169,28 @@ if run devices ibv_devices &&
     ok "devices: ibv_devices lists mlx5_0..mlx5_3 with node GUIDs"
 else
     fail "devices: ibv_devices (exit $?)"; show "$work/devices.log"
+fi
+
+# --- sysfs links: the driver Open MPI and UCX read to know the device's
+# kind, and where the class entry and its "device" point
+links_check() {
+    local dev slot
+    for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3; do
+        [ "$(LD_PRELOAD=$preload readlink "/sys/class/infiniband/$dev/device/driver")" = \
+          ../../../bus/pci/drivers/mlx5_core ] ||
+            { echo "    $dev: device/driver is not mlx5_core"; return 1; }
+        slot=$(LD_PRELOAD=$preload readlink "/sys/class/infiniband/$dev/device")
+        [[ $slot =~ ^\.\./\.\./\.\./0000:e0:[0-9a-f]{2}\.[0-7]$ ]] ||
+            { echo "    $dev: device -> '$slot'"; return 1; }
+        [ "$(LD_PRELOAD=$preload readlink "/sys/class/infiniband/$dev")" = \
+          "../../devices/pci0000:e0/${slot#../../../}/infiniband/$dev" ] ||
+            { echo "    $dev: the class entry's link"; return 1; }
+    done
+}
+if links_check >"$work/links.log" 2>&1; then
+    ok "sysfs: readlink of each device's class entry, device and device/driver (mlx5_core)"
+else
+    fail "sysfs: readlink of the device links"; show "$work/links.log"
 fi
 
 # --- devinfo -v: per device, its port's link layer and GIDs with types

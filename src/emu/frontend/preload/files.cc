@@ -13,8 +13,10 @@
  * numbers, and anything else under an emulated device does not exist.
  * Every other path, and every path of a device the model does not know, is
  * passed to the C library unchanged (dlsym(RTLD_NEXT)), without loading the
- * model. Directories of emulated devices are not modelled (not listed, not
- * stat()ed): no program we run looks at them.
+ * model. The links of a device's class entry, its "device" and that
+ * function's "driver" (mlx5_core) read back with readlink. Directories of
+ * emulated devices are not modelled (not listed, not stat()ed): no program
+ * we run lists them, so there is no device/net.
  */
 #undef _FORTIFY_SOURCE /* the fortified inlines of open() would clash */
 
@@ -45,6 +47,8 @@ extern "C" int __open_2(const char *path, int flags);
 extern "C" int __open64_2(const char *path, int flags);
 extern "C" char *__realpath_chk(const char *path, char *resolved,
                                 size_t resolved_len);
+extern "C" ssize_t __readlink_chk(const char *path, char *buf, size_t size,
+                                  size_t buf_size);
 
 namespace {
 
@@ -307,39 +311,89 @@ FILE *entry_fopen(const entry &e, const char *mode)
     return file;
 }
 
-/* The target of an emulated device's /sys/class/infiniband/<dev> link:
- * <its PCI function's directory>/infiniband/<dev>; false: not one */
-bool model_device_realpath(const char *path, std::string *target)
+/* The PCI function (its slot, "0000:e0:00.0") of the emulated device whose
+ * sysfs directory is @a dev_dir; false: not one */
+bool model_pci_slot(const std::string &dev_dir, std::string *slot)
 {
     const uct_ib_emu_dropin_ops_t *dropin;
-    const char *name, *slot;
-    size_t slot_len;
+    const char *at;
     entry e;
-
-    if ((path == nullptr) || !has_prefix(path, SYSFS_IB_DIR)) {
-        return false;
-    }
-
-    name = path + strlen(SYSFS_IB_DIR);
-    if ((*name == '\0') || (strchr(name, '/') != nullptr)) {
-        return false;
-    }
 
     int saved_errno = errno;
     dropin          = preload_dropin_ops();
     errno           = saved_errno;
     if ((dropin == nullptr) ||
-        !model_attr(dropin, path, "device/uevent", &e) ||
+        !model_attr(dropin, dev_dir, "device/uevent", &e) ||
         (e.type != entry_type::ATTRIBUTE) ||
-        ((slot = strstr(e.content.c_str(), PCI_SLOT_KEY)) == nullptr)) {
+        ((at = strstr(e.content.c_str(), PCI_SLOT_KEY)) == nullptr)) {
         return false;
     }
 
-    slot    += strlen(PCI_SLOT_KEY);
-    slot_len = strcspn(slot, "\n");
-    *target  = SYSFS_PCI_DIR + std::string(slot, slot_len) + "/infiniband/" +
-               name;
+    at   += strlen(PCI_SLOT_KEY);
+    *slot = std::string(at, strcspn(at, "\n"));
     return true;
+}
+
+/* The emulated device @a path names, directly under /sys/class/infiniband/,
+ * with what follows it ("" or "/device/..."); false: not such a path */
+bool split_device_path(const char *path, std::string *dev, std::string *rest)
+{
+    const char *name, *slash;
+
+    if ((path == nullptr) || !has_prefix(path, SYSFS_IB_DIR)) {
+        return false;
+    }
+
+    name  = path + strlen(SYSFS_IB_DIR);
+    slash = strchr(name, '/');
+    *dev  = (slash == nullptr) ? std::string(name) :
+                                 std::string(name, slash - name);
+    *rest = (slash == nullptr) ? std::string() : std::string(slash);
+    return !dev->empty();
+}
+
+/* The target of an emulated device's /sys/class/infiniband/<dev> link:
+ * <its PCI function's directory>/infiniband/<dev>; false: not one */
+bool model_device_realpath(const char *path, std::string *target)
+{
+    std::string dev, rest, slot;
+
+    if (!split_device_path(path, &dev, &rest) || !rest.empty() ||
+        !model_pci_slot(SYSFS_IB_DIR + dev, &slot)) {
+        return false;
+    }
+
+    *target = SYSFS_PCI_DIR + slot + "/infiniband/" + dev;
+    return true;
+}
+
+/*
+ * The symbolic links of an emulated device's sysfs entries, as readlink
+ * gives them (relative, as the kernel makes them): the class entry, its
+ * "device" (the PCI function) and the function's "driver", mlx5_core,
+ * which Open MPI and UCX read to know the device's kind; false: not one
+ */
+bool model_link(const char *path, std::string *target)
+{
+    std::string dev, rest, slot;
+
+    if (split_device_path(path, &dev, &rest)) {
+        if (!model_pci_slot(SYSFS_IB_DIR + dev, &slot)) {
+            return false;
+        }
+        if (rest.empty()) {
+            *target = "../../devices/pci0000:e0/" + slot + "/infiniband/" +
+                      dev;
+        } else if (rest == "/device") {
+            *target = "../../../" + slot;
+        } else if (rest == "/device/driver") {
+            *target = "../../../bus/pci/drivers/mlx5_core";
+        } else {
+            return false;
+        }
+        return true;
+    }
+    return false;
 }
 
 char *copy_realpath(const std::string &target, char *resolved,
@@ -528,6 +582,42 @@ PRELOAD_EXPORT FILE *fopen64(const char *path, const char *mode)
         return nullptr;
     }
     return next(path, mode);
+}
+
+/* The links of an emulated device's sysfs entries */
+PRELOAD_EXPORT ssize_t readlink(const char *path, char *buf, size_t size)
+{
+    static const auto next = next_func<decltype(&::readlink)>("readlink");
+    std::string target;
+
+    if (model_link(path, &target)) {
+        /* as the system call: truncated, not terminated */
+        const size_t len = (target.size() < size) ? target.size() : size;
+        memcpy(buf, target.data(), len);
+        return static_cast<ssize_t>(len);
+    }
+    if (next == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(path, buf, size);
+}
+
+PRELOAD_EXPORT ssize_t __readlink_chk(const char *path, char *buf,
+                                      size_t size, size_t buf_size)
+{
+    static const auto next = next_func<ssize_t (*)(const char*, char*, size_t,
+                                                   size_t)>("__readlink_chk");
+    std::string target;
+
+    if (model_link(path, &target)) {
+        return readlink(path, buf, (size < buf_size) ? size : buf_size);
+    }
+    if (next == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(path, buf, size, buf_size);
 }
 
 /* A device's sysfs directory links to its place under its PCI function */
