@@ -264,6 +264,7 @@ private:
     {
         ucs_status_t status = UCS_OK;
 
+        // bounded: idle() fails once the watch's timeout passes
         while (!done() && ((status = idle()) == UCS_OK)) {
         }
         return status;
@@ -631,6 +632,7 @@ ucs_status_t runner::server()
 
     /* wait for the client's DONE: every operation reached this side */
     bool done = false;
+    // bounded: idle() fails once the watch's timeout passes
     while ((status == UCS_OK) && !done) {
         status = idle();
         while ((status == UCS_OK) && m_watch.take_line(&line)) {

@@ -936,6 +936,7 @@ TEST_F(test_emu_engine_thread, doorbell_is_noticed) {
                 EXPECT_EQ(int(MLX5_CQE_REQ), int(c.opcode));
                 ++req;
             }
+            // bounded: likewise, the responder's CQ
             while (poll(m_b, &c)) {
                 EXPECT_EQ(int(MLX5_CQE_RESP_SEND), int(c.opcode));
                 EXPECT_EQ(uint64_t(resp), rbuf[resp % 64]);
