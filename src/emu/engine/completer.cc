@@ -421,6 +421,8 @@ void completer_response(emu_state &s, qp *q, const wire::resp_hdr &h,
                 take_response(q, w, h.offset, data, h.data_len);
                 w.resp_got += h.data_len;
                 if (w.resp_got < h.total) {
+                    /* a long read progresses: it has not timed out */
+                    requester_answered(s, q, w);
                     return;
                 }
             }

@@ -279,6 +279,8 @@ bool requester_progress(emu_state &s, qp *q);
 uint64_t requester_next_timer(const qp *q);
 void requester_rewind(qp *q);
 void requester_rnr_wait(emu_state &s, send_wqe &w, uint8_t rnr_timer);
+/* A piece of w's answer arrived: its ack timer starts again */
+void requester_answered(emu_state &s, const qp *q, send_wqe &w);
 
 
 /* ------------------------------------------------------------------------

@@ -163,6 +163,20 @@ void assign_psns(qp *q, send_wqe &w, uint32_t npkts)
     }
 }
 
+/* The frames queued to another host fill its link: no new message goes */
+bool link_full(emu_state &s, unsigned host)
+{
+    return s.fabric->net().backlog(host) >= wire::QUEUE_BACKLOG;
+}
+
+/* Frames still wait to leave for w's host: w is not on the wire yet, and
+ * its ack timer runs from when they have left (link-level flow control) */
+bool on_the_link(emu_state &s, const send_wqe &w)
+{
+    return (s.fabric != nullptr) && (w.remote_host >= 0) &&
+           (s.fabric->net().backlog(unsigned(w.remote_host)) > 0);
+}
+
 /* Packet k of npkts: its PSN, place in the message and flags */
 void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
                bool carries, wire::req_hdr *h)
@@ -195,6 +209,7 @@ void send_remote(emu_state &s, qp *q, send_wqe &w, const request_pkt &pkt,
     w.resp_got = 0;
     assign_psns(q, w, w.npkts);
 
+    w.remote_host = static_cast<int>(remote.host);
     h.dst_dev  = remote.dev;
     h.dst_port = remote.port;
     memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
@@ -243,6 +258,9 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
 
         if ((deliver(s, q, &dst, &remote) == UCT_IB_EMU_DROP_NONE) &&
             (dst == nullptr)) {
+            if (link_full(s, remote.host)) {
+                return outcome::WAIT; /* the link has no room: next pass */
+            }
             send_remote(s, q, w, pkt, data, remote);
             return outcome::WAIT_NEW;
         }
@@ -324,6 +342,13 @@ void requester_rnr_wait(emu_state &s, send_wqe &w, uint8_t rnr_timer)
     wait_for(s, w, rnr_timer_ns(rnr_timer), true);
 }
 
+void requester_answered(emu_state &s, const qp *q, send_wqe &w)
+{
+    if (w.waiting && !w.rnr_wait) {
+        wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+    }
+}
+
 
 namespace {
 
@@ -346,6 +371,11 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
 
     if (w.waiting) {
         if ((w.deadline == NEVER) || (engine_now(s) < w.deadline)) {
+            return outcome::WAIT;
+        }
+        if (!w.rnr_wait && on_the_link(s, w)) {
+            /* its packets have not all left: the timer starts again */
+            w.deadline = engine_now(s) + ack_timeout_ns(q->path.ack_timeout);
             return outcome::WAIT;
         }
         if (!w.rnr_wait) {
@@ -446,7 +476,7 @@ bool pipeline(emu_state &s, qp *q)
              (q->sq_x.reads_out >= (1u << q->log_sra_max))) ||
             (uint64_t(w.length) > (1ull << q->log_msg_max)) ||
             (deliver(s, q, &dst, &remote) != UCT_IB_EMU_DROP_NONE) ||
-            (dst != nullptr)) {
+            (dst != nullptr) || link_full(s, remote.host)) {
             break;
         }
 

@@ -59,6 +59,10 @@ std::vector<uint8_t> &endpoint::frame_for(unsigned host, size_t need)
     if (q.frames.empty() || (q.frames.back().size() + need > FRAME_MAX)) {
         frame_hdr fh = {};
 
+        if (q.frames.empty()) {
+            q.progress = std::chrono::steady_clock::now(); /* it waits from now */
+        }
+
         q.frames.emplace_back();
         q.frames.back().reserve(4096);
         fh.magic     = FRAME_MAGIC;
@@ -177,10 +181,13 @@ bool endpoint::send_frame(emu_state &s, unsigned host,
 
 bool endpoint::flush(emu_state &s)
 {
-    bool did = false;
+    const auto now   = std::chrono::steady_clock::now();
+    const auto stuck = std::chrono::milliseconds(QUEUE_STUCK_MS);
+    bool did         = false;
 
     for (unsigned host = 0; host < m_out.size(); ++host) {
         host_queue &q = m_out[host];
+        bool sent     = false;
 
         while (!q.frames.empty()) {
             bool again;
@@ -189,14 +196,18 @@ bool endpoint::flush(emu_state &s)
                 break;
             }
             q.frames.pop_front();
-            did = true;
+            did = sent = true;
         }
         q.last_ack = SIZE_MAX;
 
-        /* a receiver that does not drain: the oldest frames are lost */
-        while (q.frames.size() > QUEUE_MAX) {
-            drop_frame(s, q.frames.front(), UCT_IB_EMU_DROP_CONGESTION);
-            q.frames.pop_front();
+        if (sent || q.frames.empty()) {
+            q.progress = now;
+        } else if (now - q.progress > stuck) {
+            /* a receiver that takes nothing: what waits for it is lost */
+            while (!q.frames.empty()) {
+                drop_frame(s, q.frames.front(), UCT_IB_EMU_DROP_CONGESTION);
+                q.frames.pop_front();
+            }
         }
     }
 

@@ -21,6 +21,7 @@
 #include <sys/un.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -39,7 +40,13 @@ constexpr uint16_t FRAME_VERSION = 3; /* 2: datagrams; 3: packets carry
                                          * their destination MAC */
 constexpr size_t   FRAME_MAX     = 60 * 1024;
 constexpr size_t   RESP_CHUNK    = 32 * 1024; /* read data per response */
-constexpr size_t   QUEUE_MAX     = 256;       /* frames waiting per host */
+/* Link-level flow control: a host's frames wait in its sender's queue
+ * while the receiver drains them (nothing is dropped for a slow receiver),
+ * and new messages wait while QUEUE_BACKLOG frames are queued; a receiver
+ * that takes nothing for QUEUE_STUCK_MS is not draining, and what waits
+ * for it is dropped ("destination host congested") */
+constexpr size_t   QUEUE_BACKLOG = 64;        /* frames, about 4 MiB */
+constexpr unsigned QUEUE_STUCK_MS = 2000;
 
 enum pkt_type : uint8_t {
     PKT_REQUEST  = 1,
@@ -176,6 +183,14 @@ public:
 
     bool queued() const;
 
+    /* Frames waiting for @a host: a requester sends no new message to it
+     * while they are QUEUE_BACKLOG or more, and its ack timer does not run
+     * out while any wait (they are not on the wire yet) */
+    size_t backlog(unsigned host) const
+    {
+        return (host < m_out.size()) ? m_out[host].frames.size() : 0;
+    }
+
     /* poll() saw the socket readable: the next receive() looks whatever
      * the counter says (a sender that died before counting its frame) */
     void readable()
@@ -187,6 +202,8 @@ private:
     struct host_queue {
         std::deque<std::vector<uint8_t>> frames;
         size_t                           last_ack = SIZE_MAX; /* offset */
+        /* when the receiver last took a frame, or the queue filled */
+        std::chrono::steady_clock::time_point progress;
     };
 
     std::vector<uint8_t> &frame_for(unsigned host, size_t need);

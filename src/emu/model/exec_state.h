@@ -60,6 +60,7 @@ struct send_wqe {
     unsigned             rnr_left   = 0;
 
     /* Sent to another host of the fabric, answered asynchronously */
+    int                  remote_host = -1; /* its host, once sent there */
     uint32_t             npkts      = 1;
     uint32_t             resp_got   = 0; /* response bytes received */
 
