@@ -8,7 +8,8 @@
  * everything they checked held.
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
- *               --scenario traffic|mac_move|peer_killed|flap|isolate|damage|list
+ *               --scenario traffic|mac_move|peer_killed|flap|isolate|damage|
+ *                          bulk|list
  *               [--count N]
  *               [--baseline 1]
  *
@@ -505,6 +506,9 @@ void sync_with_device()
 /* The server's side: answer what the client asks for */
 void serve(memory *mem)
 {
+    std::vector<uint8_t> big;          /* the bulk scenario's region */
+    uct_mem_h            big_memh = nullptr;
+
     for (;;) {
         std::string line = ctl_recv();
 
@@ -538,11 +542,29 @@ void serve(memory *mem)
 
             sync_with_device();
             ctl_send("VALUE " + std::to_string(mem->buf[i]));
+        } else if (line.compare(0, 4, "BIG ") == 0) {
+            /* a region of its own for the bulk scenario */
+            uct_md_attr_t attr;
+            std::vector<uint8_t> rkey;
+
+            big.assign(std::stoull(line.substr(4)), 0);
+            if (uct_md_mem_reg(g_md, big.data(), big.size(), 0, &big_memh) !=
+                UCS_OK) {
+                die("uct_md_mem_reg of the bulk region", UCS_ERR_NO_MEMORY);
+            }
+            uct_md_query(g_md, &attr);
+            rkey.resize(attr.rkey_packed_size);
+            uct_md_mkey_pack(g_md, big_memh, rkey.data());
+            ctl_send("BIG " + std::to_string(uintptr_t(big.data())) + " " +
+                     hex(rkey.data(), rkey.size()));
         } else if (line == "RECONNECT") {
             destroy_ep();
             stream_reset();
             connect_ep();
         } else if (line == "BYE") {
+            if (big_memh != nullptr) {
+                uct_md_mem_dereg(g_md, big_memh);
+            }
             return;
         }
     }
@@ -719,6 +741,105 @@ std::string ep_rmac()
     return mac_str(info.primary.rmac.data());
 }
 
+/* One zcopy RMA of @a len bytes; its status */
+ucs_status_t rma_zcopy(bool put, uint8_t *buf, size_t len, uct_mem_h memh,
+                       uint64_t raddr, uct_rkey_t rkey)
+{
+    uct_completion_t comp = {[](uct_completion_t*) {}, 1, UCS_OK};
+    uct_iov_t iov         = {buf, len, memh, 0, 1};
+    ucs_status_t status   = retry([&] {
+        return put ? uct_ep_put_zcopy(g_ep, &iov, 1, raddr, rkey, &comp) :
+                     uct_ep_get_zcopy(g_ep, &iov, 1, raddr, rkey, &comp);
+    });
+
+    if (status == UCS_INPROGRESS) {
+        wait_for([&] { return (comp.count == 0) || (g_ep_error != UCS_OK); },
+                 put ? "put_zcopy" : "get_zcopy");
+        status = (comp.count == 0) ? comp.status : g_ep_error;
+    }
+    return status;
+}
+
+/* This host's packets, retries and drops so far, from the registry */
+void own_counters(uint64_t *sent, uint64_t *retries, uint64_t *drops)
+{
+    std::string host, fabric = uct_ib_emu_fabric_joined(&host);
+    uct_ib_emu_fabric_info_t info;
+
+    *sent = *retries = *drops = 0;
+    sync_with_device();
+    if (uct_ib_emu_fabric_info(fabric, &info) != UCS_OK) {
+        return;
+    }
+    for (const auto &h : info.hosts) {
+        if (h.name == host) {
+            *sent    = h.packets_sent;
+            *retries = h.retries;
+            for (uint64_t d : h.drops) {
+                *drops += d;
+            }
+        }
+    }
+}
+
+/*
+ * Large zcopy puts and gets between the two hosts, the largest far above
+ * what the sockets buffer: each put's data read back by a get, byte by
+ * byte, and the packets the client sent at most 1.1 times the MTU-sized
+ * ones the puts need, with no retry and no drop
+ */
+void bulk_scenario()
+{
+    const size_t sizes[] = {64 * 1024, 1024 * 1024, 16 * 1024 * 1024};
+    const size_t largest = sizes[2];
+    std::vector<uint8_t> out(largest), back(largest);
+    uct_mem_h out_memh, back_memh;
+    uct_rkey_bundle_t rkey;
+    uint64_t sent0, sent1, retries, drops, raddr, needed = 0;
+    std::string line;
+    bool same = true;
+
+    if ((uct_md_mem_reg(g_md, out.data(), largest, 0, &out_memh) != UCS_OK) ||
+        (uct_md_mem_reg(g_md, back.data(), largest, 0, &back_memh) != UCS_OK)) {
+        die("uct_md_mem_reg of the bulk buffers", UCS_ERR_NO_MEMORY);
+    }
+    ctl_send("BIG " + std::to_string(largest));
+    line  = ctl_recv();
+    raddr = std::stoull(line.substr(4, line.find(' ', 4) - 4));
+    std::vector<uint8_t> rkey_buf = unhex(line.substr(line.find(' ', 4) + 1));
+    if (uct_rkey_unpack(g_ib, rkey_buf.data(), &rkey) != UCS_OK) {
+        die("uct_rkey_unpack", UCS_ERR_INVALID_PARAM);
+    }
+
+    own_counters(&sent0, &retries, &drops);
+    for (size_t len : sizes) {
+        for (size_t i = 0; i < len; ++i) {
+            out[i] = uint8_t((i * 131) ^ (i >> 12) ^ len);
+        }
+        memset(back.data(), 0, len);
+        check(rma_zcopy(true, out.data(), len, out_memh, raddr, rkey.rkey) ==
+              UCS_OK, "bulk put_zcopy");
+        check(rma_zcopy(false, back.data(), len, back_memh, raddr, rkey.rkey) ==
+              UCS_OK, "bulk get_zcopy");
+        same   = same && !memcmp(out.data(), back.data(), len);
+        needed += (len + 1023) / 1024 + 1; /* the put, at most 1 KiB a
+                                              packet, and the get's request */
+    }
+    own_counters(&sent1, &retries, &drops);
+
+    result("bulk_data", same ? "ok" : "mismatch");
+    result("bulk_packets", std::to_string(sent1 - sent0));
+    result("bulk_packets_needed", std::to_string(needed));
+    result("bulk_retries", std::to_string(retries));
+    result("bulk_drops", std::to_string(drops));
+    check(same, "every byte put came back");
+
+    uct_rkey_release(g_ib, &rkey);
+    uct_md_mem_dereg(g_md, out_memh);
+    uct_md_mem_dereg(g_md, back_memh);
+    ctl_send("BYE");
+}
+
 /* The server's port down (or its host isolated), or back */
 void server_fault(bool on)
 {
@@ -782,6 +903,10 @@ void client(memory *mem)
 
     if ((g_opts.scenario == "flap") || (g_opts.scenario == "isolate")) {
         fault_scenario(mem);
+        return;
+    }
+    if (g_opts.scenario == "bulk") {
+        bulk_scenario();
         return;
     }
 

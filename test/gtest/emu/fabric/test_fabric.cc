@@ -314,6 +314,24 @@ void expect_fault_handled(host_process &client)
     EXPECT_EQ("first try", client.result("reconnect"));
 }
 
+TEST_P(test_fabric, large_zcopy_transfers_complete_without_a_resend)
+{
+    start_pair(tl(), dev(), "bulk", 0);
+    expect_exit_ok(server(), "server");
+    expect_exit_ok(client(), "client");
+
+    /* 64 KiB, 1 MiB and 16 MiB puts, each read back by a get */
+    EXPECT_EQ("ok", client().result("bulk_data"));
+    EXPECT_EQ("0", client().result("bulk_retries"));
+    EXPECT_EQ("0", client().result("bulk_drops"));
+    const double sent   = std::stod("0" + client().result("bulk_packets"));
+    const double needed = std::stod("0" +
+                                    client().result("bulk_packets_needed"));
+    EXPECT_GT(needed, 0);
+    EXPECT_LE(sent, 1.1 * needed) << "packets sent beyond those needed";
+    expect_nothing_left();
+}
+
 TEST_P(test_fabric, port_flap_within_the_retry_budget_loses_nothing)
 {
     start_pair(tl(), dev(), "flap", 200);
