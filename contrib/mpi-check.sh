@@ -78,29 +78,13 @@ ucx_env=(LD_LIBRARY_PATH="$ucxlib"
          UCX_RC_TIMEOUT=${MPI_CHECK_RC_TIMEOUT:-1s}
          LD_DEBUG=files LD_DEBUG_OUTPUT="$out/ld-debug")
 
-# A known failure, not this project's to fix in UCX: on a DevX device, UCX
-# 1.13.1's zero-copy puts can go to the remote memory's atomic key
-# with the address offset by the peer's atomic MR id (8 x (pid % 256)); on a
-# device without KSM mkeys that key is the plain MR's and the offset runs
-# the write past its end: a remote access error. The emulated device has
-# KSM mkeys now (firmware/mkey.cc), so this should no longer happen; the
-# skip stays until a full upstream run on it has shown ompi and oshmem pass.
-known_failure() { # LOG
-    grep -q 'Remote access on mlx5_0:1/RoCE (synd 0x13' "$1" &&
-        grep -q 'RDMA_WRITE' "$1"
-}
-
 # the check of one run: its data check line, its ranks' UCX from UCXLIB
 judge() { # NAME LOG PATTERN
     local name=$1 logfile=$2 pattern=$3 libs
     libs=$(cat "$out"/ld-debug.* 2>/dev/null | sed -n 's/.*calling init: //p' |
            grep '/libucp\.so' | sort -u)
     rm -f "$out"/ld-debug.*
-    if ! grep -q "$pattern" "$logfile" && known_failure "$logfile"; then
-        echo "mpi: SKIPPED: $name: known: a zero-copy put to the memory's atomic key, its address offset by the peer's atomic MR id, past the end of an MR that has no KSM atomic key (remote access error; log $logfile)"
-        skipped=$((skipped + 1))
-        pkill -KILL -f "$out/(mpi|shmem)_check" 2>/dev/null
-    elif ! grep -q "$pattern" "$logfile"; then
+    if ! grep -q "$pattern" "$logfile"; then
         fail "$name: no '$pattern' (log $logfile)"
         tail -20 "$logfile"
     elif [ -z "$libs" ] || grep -qv "^$ucxlib/" <<<"$libs"; then
