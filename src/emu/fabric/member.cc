@@ -266,6 +266,10 @@ bool member::intact()
         return false;
     }
 
+    /* the segment's last byte: a truncated one faults here, whatever part
+     * of it this pass would have read (segment_guard.h) */
+    (void)*(reinterpret_cast<const volatile uint8_t*>(rec) +
+            sizeof(*rec) - 1);
     if (m_map.lost()) {
         problem = "it was truncated under this process";
     } else if (!fab::header_intact(rec, m_fabric_id)) {

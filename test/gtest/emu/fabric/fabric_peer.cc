@@ -897,6 +897,22 @@ void fault_scenario(memory *mem)
     ctl_send("BYE");
 }
 
+/* Say @a ready, wait for the test's GO (it breaks something meanwhile),
+ * then send until the endpoint fails: how and how soon */
+void fail_after_go(memory *mem, const char *ready, const char *what)
+{
+    char line[16];
+
+    result(ready, "yes");
+    if (fgets(line, sizeof(line), stdin) == nullptr) {
+        die("no GO from the test", UCS_ERR_IO_ERROR);
+    }
+    double secs = until_failure(mem);
+    result("live_endpoint", ucs_status_string(g_ep_error));
+    result("failed_after_s", std::to_string(secs));
+    check(g_ep_error == UCS_ERR_ENDPOINT_TIMEOUT, what);
+}
+
 void client(memory *mem)
 {
     std::string fabric, host;
@@ -960,35 +976,17 @@ void client(memory *mem)
     }
 
     if (g_opts.scenario == "damage") {
-        /* the test damages the fabric's segment when it reads this, then
-         * says GO: this host's QPs fail, and it reports it once */
-        result("ready_to_damage", "yes");
-        char line[16];
-        if (fgets(line, sizeof(line), stdin) == nullptr) {
-            die("no GO from the test", UCS_ERR_IO_ERROR);
-        }
-        double secs = until_failure(mem);
-        result("live_endpoint", ucs_status_string(g_ep_error));
-        result("failed_after_s", std::to_string(secs));
-        check(g_ep_error == UCS_ERR_ENDPOINT_TIMEOUT,
-              "the endpoint over a damaged fabric fails with "
-              "ENDPOINT_TIMEOUT");
+        /* the test damages the fabric's segment, then says GO */
+        fail_after_go(mem, "ready_to_damage", "the endpoint over a damaged "
+                      "fabric fails with ENDPOINT_TIMEOUT");
         ctl_send("BYE");
         return;
     }
 
     if (g_opts.scenario == "peer_killed") {
-        /* the test kills the server when it reads this, then says GO */
-        result("ready_to_kill", "yes");
-        char line[16];
-        if (fgets(line, sizeof(line), stdin) == nullptr) {
-            die("no GO from the test", UCS_ERR_IO_ERROR);
-        }
-        double secs = until_failure(mem);
-        result("live_endpoint", ucs_status_string(g_ep_error));
-        result("failed_after_s", std::to_string(secs));
-        check(g_ep_error == UCS_ERR_ENDPOINT_TIMEOUT,
-              "the endpoint to a killed peer fails with ENDPOINT_TIMEOUT");
+        /* the test kills the server, then says GO */
+        fail_after_go(mem, "ready_to_kill", "the endpoint to a killed peer "
+                      "fails with ENDPOINT_TIMEOUT");
         return;
     }
 
