@@ -1,5 +1,5 @@
 #!/bin/bash
-# The emulated NIC's layering (docs/architecture.md, "The emulator"), by its
+# The emulated NIC's layering (docs/architecture.md, section 7), by its
 # #include lines; each broken rule prints the offending file:line.
 #  - engine/ includes nothing of frontend/ (the engine never calls back into
 #    an entry point);
