@@ -1,8 +1,8 @@
 /*
  * The engine of the emulated NIC (docs/architecture.md, section 7, and
  * docs/emulator.md, "The engine, step by step"): it follows the doorbell
- * records of the queues, executes the WQEs from the rings and writes CQEs. Its files, as rxe splits rxe_req.c, rxe_resp.c and
- * rxe_comp.c:
+ * records of the queues, executes the WQEs from the rings and writes CQEs.
+ * Its files, as rxe splits rxe_req.c, rxe_resp.c and rxe_comp.c:
  *   engine.cc         the drive: the thread, the deterministic step mode,
  *                     the clock
  *   engine_thread.cc  the thread's scheduling
