@@ -68,6 +68,13 @@ void answer(emu_state &s, qp *dst, const response_pkt &resp)
                                                     resp.data.size() - offset));
         s.fabric->net().add_response(remote.host, h,
                                      resp.data.data() + offset);
+        /* a long answer streams: its first pieces leave now (the
+         * requester's timer restarts with each), and what the link does
+         * not take waits in the queue */
+        if (((offset == 0) && (resp.data.size() > wire::RESP_CHUNK)) ||
+            (s.fabric->net().backlog(remote.host) >= wire::QUEUE_BACKLOG)) {
+            s.fabric->net().flush(s);
+        }
         offset += h.data_len;
     } while (offset < resp.data.size());
 }
