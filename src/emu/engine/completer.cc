@@ -134,13 +134,6 @@ void finish_sent(emu_state &s, qp *q, uint8_t syndrome)
     --q->sq_x.sent;
 }
 
-bool psn_before(uint32_t a, uint32_t b)
-{
-    uint32_t d = (b - a) & 0xffffff;
-
-    return (d != 0) && (d < 0x800000);
-}
-
 } // namespace
 
 

@@ -289,6 +289,9 @@ bool engine_pass_locked(emu_state &s)
             qp *q = entry.second;
 
             did |= requester_progress(s, q);
+            if ((s.fabric != nullptr) && !q->rq_x.reads.empty()) {
+                did |= remote_reads_progress(s, q);
+            }
             if (q->state == UCT_MLX5_QP_STATE_ERR) {
                 did |= recv_flush(s, q);
             }

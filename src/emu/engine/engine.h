@@ -78,6 +78,8 @@ struct request_pkt {
     wire::req_hdr     hdr;
     const opcode_info *info;
     const uint8_t     *payload; /* hdr.payload_len bytes (SEND, WRITE) */
+    bool              defer_read = false; /* a READ's data is not gathered:
+                                             the response says where it is */
 
     bool first() const
     {
@@ -95,11 +97,22 @@ struct request_pkt {
     }
 };
 
+/* PSN a comes before b: 24-bit numbers, half of their space behind */
+inline bool psn_before(uint32_t a, uint32_t b)
+{
+    uint32_t d = (b - a) & 0xffffff;
+
+    return (d != 0) && (d < 0x800000);
+}
+
 struct response_pkt {
     resp_kind            kind      = resp_kind::ACK;
     uint32_t             psn       = 0;
     uint8_t              rnr_timer = 0; /* RNR NAK: the responder's encoding */
     std::vector<uint8_t> data;          /* read response / atomic original */
+    bool                 read      = false; /* a deferred READ, checked: */
+    uint64_t             read_addr = 0;     /* its data, still in memory */
+    uint32_t             read_len  = 0;
 };
 
 
@@ -354,6 +367,10 @@ void count_drop(emu_state &s, const qp *q, uct_ib_emu_drop_t reason);
  */
 bool engine_receive_locked(emu_state &s);
 bool engine_flush_locked(emu_state &s);
+
+/* The reads q answers to other hosts, as far as their links take them;
+ * true if it did work */
+bool remote_reads_progress(emu_state &s, qp *q);
 
 
 /* ------------------------------------------------------------------------

@@ -36,47 +36,82 @@ void drop(emu_state &s, uct_ib_emu_drop_t reason, uint32_t qpn)
                      uct_ib_emu_drop_str(reason));
 }
 
-/* Send the responder's answer back over its QP's path */
-void answer(emu_state &s, qp *dst, const response_pkt &resp)
+/* The responder's path back, for an answer of dst: false if the answer is
+ * lost (counted) */
+bool answer_path(emu_state &s, qp *dst, wire::dest *remote)
 {
-    wire::resp_hdr h = {};
-    qp *back         = nullptr;
-    wire::dest remote;
+    qp *back = nullptr;
     uct_ib_emu_drop_t reason;
-    size_t offset = 0;
 
-    count_sent(s, dst);
-    reason = deliver(s, dst, &back, &remote);
+    reason = deliver(s, dst, &back, remote);
     if ((reason == UCT_IB_EMU_DROP_NONE) && (back != nullptr)) {
         reason = UCT_IB_EMU_DROP_NO_QP; /* the path leads back to this host */
     }
     if (reason != UCT_IB_EMU_DROP_NONE) {
         count_drop(s, dst, reason);
+        return false;
+    }
+    return true;
+}
+
+wire::resp_hdr answer_hdr(const qp *dst, const wire::dest &remote,
+                          resp_kind kind, uint32_t psn)
+{
+    wire::resp_hdr h = {};
+
+    h.type    = wire::PKT_RESPONSE;
+    h.kind    = static_cast<uint8_t>(kind);
+    h.dst_qpn = dst->remote_qpn;
+    h.psn     = psn;
+    memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
+    return h;
+}
+
+/* Send the responder's answer (not a read's) back over its QP's path */
+void answer(emu_state &s, qp *dst, const response_pkt &resp)
+{
+    wire::dest remote;
+    wire::resp_hdr h;
+
+    count_sent(s, dst);
+    if (!answer_path(s, dst, &remote)) {
         return;
     }
 
-    h.type      = wire::PKT_RESPONSE;
-    h.kind      = static_cast<uint8_t>(resp.kind);
+    h           = answer_hdr(dst, remote, resp.kind, resp.psn);
     h.rnr_timer = resp.rnr_timer;
-    h.dst_qpn   = dst->remote_qpn;
-    h.psn       = resp.psn;
     h.total     = static_cast<uint32_t>(resp.data.size());
-    memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
-    do {
-        h.offset   = static_cast<uint32_t>(offset);
-        h.data_len = static_cast<uint32_t>(std::min(wire::RESP_CHUNK,
-                                                    resp.data.size() - offset));
-        s.fabric->net().add_response(remote.host, h,
-                                     resp.data.data() + offset);
-        /* a long answer streams: its first pieces leave now (the
-         * requester's timer restarts with each), and what the link does
-         * not take waits in the queue */
-        if (((offset == 0) && (resp.data.size() > wire::RESP_CHUNK)) ||
-            (s.fabric->net().backlog(remote.host) >= wire::QUEUE_BACKLOG)) {
-            s.fabric->net().flush(s);
-        }
-        offset += h.data_len;
-    } while (offset < resp.data.size());
+    h.data_len  = h.total;
+    s.fabric->net().add_response(remote.host, h, resp.data.data());
+}
+
+/*
+ * A read to answer: its data goes back in pieces of RESP_CHUNK bytes, each
+ * read from memory as it is sent and only while the link has room, so the
+ * responder holds no copy of the read. A retransmitted read replaces what
+ * was still being answered from its PSN on. Its first pieces leave at
+ * once, so the requester's timer restarts with them.
+ */
+void answer_read(emu_state &s, qp *dst, const wire::req_hdr &req,
+                 const response_pkt &resp)
+{
+    std::deque<read_answer> &reads = dst->rq_x.reads;
+    read_answer r;
+
+    while (!reads.empty() && !psn_before(reads.back().psn, resp.psn)) {
+        reads.pop_back();
+    }
+
+    r.psn   = resp.psn;
+    r.rkey  = req.rkey;
+    r.addr  = resp.read_addr;
+    r.total = resp.read_len;
+    reads.push_back(r);
+
+    count_sent(s, dst);
+    if (remote_reads_progress(s, dst) && (r.total > wire::RESP_CHUNK)) {
+        s.fabric->net().flush(s);
+    }
 }
 
 /* A RoCE port takes only the frames addressed to its MAC (as it is now,
@@ -128,9 +163,10 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
         return;
     }
 
-    req.hdr     = h;
-    req.info    = find_opcode(h.opcode);
-    req.payload = payload;
+    req.hdr        = h;
+    req.info       = find_opcode(h.opcode);
+    req.payload    = payload;
+    req.defer_read = true;
     if (req.info == nullptr) {
         drop(s, UCT_IB_EMU_DROP_NO_ROUTE, h.dst_qpn); /* not ours to send */
         return;
@@ -144,7 +180,9 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
     }
 
     /* the last packet of a message, and any packet refused, is answered */
-    if (req.last() || (resp.kind != resp_kind::ACK)) {
+    if (resp.read) {
+        answer_read(s, dst, h, resp);
+    } else if (req.last() || (resp.kind != resp_kind::ACK)) {
         answer(s, dst, resp);
     }
 }
@@ -277,6 +315,57 @@ bool engine_receive_locked(emu_state &s)
         s.fabric->sync_locked(s);
         on_frame(s, fh, p, len);
     }) > 0;
+}
+
+bool remote_reads_progress(emu_state &s, qp *dst)
+{
+    std::deque<read_answer> &reads = dst->rq_x.reads;
+    std::vector<uint8_t> &data     = dst->sq_x.payload;
+    wire::endpoint &net            = s.fabric->net();
+    bool did                       = false;
+    wire::dest remote;
+    frag_list frags;
+
+    if (reads.empty()) {
+        return false;
+    }
+    if (((dst->state != UCT_MLX5_QP_STATE_RTR) &&
+         (dst->state != UCT_MLX5_QP_STATE_RTS)) ||
+        !answer_path(s, dst, &remote)) {
+        reads.clear(); /* lost: the requester times out and reads again */
+        return true;
+    }
+
+    while (!reads.empty() && (net.backlog(remote.host) < wire::QUEUE_BACKLOG)) {
+        read_answer &r   = reads.front();
+        wire::resp_hdr h = answer_hdr(dst, remote, resp_kind::ACK, r.psn);
+
+        h.total    = r.total;
+        h.offset   = r.offset;
+        h.data_len = static_cast<uint32_t>(
+                std::min<size_t>(wire::RESP_CHUNK, r.total - r.offset));
+        frags.clear();
+        if ((h.data_len > 0) &&
+            (mem_translate(dst->ctx->dev, dst->pd, r.rkey, r.addr + r.offset,
+                           h.data_len, IBV_ACCESS_REMOTE_READ, &frags) !=
+             key_check::OK)) {
+            /* the memory went away under the read */
+            h = answer_hdr(dst, remote, resp_kind::NAK_ACCESS, r.psn);
+            net.add_response(remote.host, h, nullptr);
+            reads.pop_front();
+            did = true;
+            continue;
+        }
+        data.clear();
+        frags.append_to(&data);
+        net.add_response(remote.host, h, data.data());
+        r.offset += h.data_len;
+        did       = true;
+        if (r.offset >= r.total) {
+            reads.pop_front();
+        }
+    }
+    return did;
 }
 
 bool engine_flush_locked(emu_state &s)

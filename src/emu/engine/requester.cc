@@ -62,7 +62,7 @@ uint64_t rnr_timer_ns(uint8_t code)
     return uint64_t(units[code & 31]) * 10000;
 }
 
-/* Check the local keys; gather what is sent into *out */
+/* Check the local keys; with @a out, gather what is sent into it */
 uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
 {
     const device *dev = q->ctx->dev;
@@ -70,18 +70,63 @@ uint8_t check_local(const qp *q, const send_wqe &w, std::vector<uint8_t> *out)
                         IBV_ACCESS_LOCAL_WRITE : 0;
     frag_list frags;
 
-    out->clear();
+    if (out != nullptr) {
+        out->clear();
+    }
     for (const sge &e : w.sges) {
         frags.clear();
         if (mem_translate(dev, q->pd, e.lkey, e.addr, e.length, access,
                           &frags) != key_check::OK) {
             return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
         }
-        if (!(w.info->flags & OP_RESPONSE)) {
+        if ((out != nullptr) && !(w.info->flags & OP_RESPONSE)) {
             frags.append_to(out);
         }
     }
     return 0;
+}
+
+/* Bytes [offset, offset + len) of w's message (its inline part, then its
+ * gather list) into *out, read from memory now, as a NIC reads a packet's
+ * data when it sends it; false if a key no longer covers them */
+bool gather_range(const qp *q, const send_wqe &w, uint32_t offset,
+                  uint32_t len, std::vector<uint8_t> *out)
+{
+    const size_t inl = w.inline_data.size();
+    frag_list frags;
+
+    out->clear();
+    if (offset < inl) {
+        uint32_t n = std::min<uint32_t>(len, uint32_t(inl - offset));
+
+        out->insert(out->end(), w.inline_data.begin() + offset,
+                    w.inline_data.begin() + offset + n);
+        len   -= n;
+        offset = 0;
+    } else {
+        offset -= uint32_t(inl);
+    }
+
+    for (const sge &e : w.sges) {
+        if (len == 0) {
+            break;
+        }
+        if (offset >= e.length) {
+            offset -= e.length;
+            continue;
+        }
+
+        uint32_t n = std::min(len, e.length - offset);
+        frags.clear();
+        if (mem_translate(q->ctx->dev, q->pd, e.lkey, e.addr + offset, n, 0,
+                          &frags) != key_check::OK) {
+            return false;
+        }
+        frags.append_to(out);
+        len   -= n;
+        offset = 0;
+    }
+    return len == 0;
 }
 
 /* A UD WQE: one datagram, complete at once */
@@ -169,12 +214,20 @@ bool link_full(emu_state &s, unsigned host)
     return s.fabric->net().backlog(host) >= wire::QUEUE_BACKLOG;
 }
 
-/* Frames still wait to leave for w's host: w is not on the wire yet, and
- * its ack timer runs from when they have left (link-level flow control) */
+/* Some of w's packets are still to be made for its link */
+bool streaming(const send_wqe &w)
+{
+    return (w.remote_host >= 0) && (w.next_pkt < w.npkts);
+}
+
+/* Frames still wait to leave for w's host, or w's packets are still to be
+ * made: w is not on the wire yet, and its ack timer runs from when they
+ * have left (link-level flow control) */
 bool on_the_link(emu_state &s, const send_wqe &w)
 {
     return (s.fabric != nullptr) && (w.remote_host >= 0) &&
-           (s.fabric->net().backlog(unsigned(w.remote_host)) > 0);
+           (streaming(w) ||
+            (s.fabric->net().backlog(unsigned(w.remote_host)) > 0));
 }
 
 /* Packet k of npkts: its PSN, place in the message and flags */
@@ -191,39 +244,100 @@ void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
 }
 
 /*
+ * w's next packets, to remote, while its link has room: each packet's data
+ * is read from memory as it is made, so what waits for a link is bounded by
+ * the link (QUEUE_BACKLOG frames), not by the message. What the link does
+ * not take now is made on a later pass (stream_more). A key that no longer
+ * covers the data ends the transmission: its retransmission finds the
+ * error and completes with it.
+ */
+void stream_packets(emu_state &s, qp *q, send_wqe &w, const wire::dest &remote)
+{
+    uint32_t mtu     = mtu_bytes(q->mtu);
+    bool carries     = w.info->flags & (OP_SEND | OP_WRITE);
+    std::vector<uint8_t> &data = q->sq_x.payload;
+    request_pkt pkt;
+
+    request_of(q, w, &pkt);
+    pkt.hdr.dst_dev  = remote.dev;
+    pkt.hdr.dst_port = remote.port;
+    memcpy(pkt.hdr.dmac, remote.dmac.data(), sizeof(pkt.hdr.dmac));
+
+    while (streaming(w) &&
+           ((w.next_pkt == 0) || !link_full(s, remote.host))) {
+        packet_of(w, w.next_pkt, w.npkts, mtu, carries, &pkt.hdr);
+        if (carries && !gather_range(q, w, pkt.hdr.offset,
+                                     pkt.hdr.payload_len, &data)) {
+            w.next_pkt = w.npkts;
+            return;
+        }
+        count_sent(s, q);
+        s.fabric->net().add_request(remote, pkt.hdr,
+                                    carries ? data.data() : nullptr);
+        ++w.next_pkt;
+    }
+}
+
+/*
  * Another host has the destination: the packets of w go to its process,
  * and the answer comes back later (completer_response). The WQE waits for
  * it with the ack timer; the ones behind it may follow before it is
- * answered (pipeline), as on a real link.
+ * answered (pipeline), as on a real link, once all of its packets are made.
  */
-void send_remote(emu_state &s, qp *q, send_wqe &w, const request_pkt &pkt,
-                 const std::vector<uint8_t> &data, const wire::dest &remote)
+void send_remote(emu_state &s, qp *q, send_wqe &w, const wire::dest &remote)
 {
-    unsigned flags  = w.info->flags;
-    uint32_t mtu    = mtu_bytes(q->mtu);
-    bool carries    = flags & (OP_SEND | OP_WRITE);
-    wire::req_hdr h = pkt.hdr;
+    uint32_t mtu = mtu_bytes(q->mtu);
+    bool carries = w.info->flags & (OP_SEND | OP_WRITE);
 
-    w.npkts    = (carries && (w.length > mtu)) ? (w.length + mtu - 1) / mtu :
-                                                 1;
-    w.resp_got = 0;
-    assign_psns(q, w, w.npkts);
-
+    w.npkts       = (carries && (w.length > mtu)) ?
+                    (w.length + mtu - 1) / mtu : 1;
+    w.next_pkt    = 0;
+    w.resp_got    = 0;
     w.remote_host = static_cast<int>(remote.host);
-    h.dst_dev  = remote.dev;
-    h.dst_port = remote.port;
-    memcpy(h.dmac, remote.dmac.data(), sizeof(h.dmac));
-
-    for (uint32_t k = 0; k < w.npkts; ++k) {
-        packet_of(w, k, w.npkts, mtu, carries, &h);
-        count_sent(s, q);
-        s.fabric->net().add_request(remote, h, carries ?
-                                    data.data() + h.offset : nullptr);
-    }
+    assign_psns(q, w, w.npkts);
+    stream_packets(s, q, w, remote);
 
     ++q->sq_x.sent;
     q->sq_x.reads_out += !!(w.info->flags & OP_RESPONSE);
     wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+}
+
+/*
+ * The rest of the last message sent, as far as its link takes it now. The
+ * path is looked up again, as a NIC reads its QP context for every packet:
+ * if it no longer leads to that host, the rest is lost, and the ack timer
+ * retransmits the message.
+ */
+bool stream_more(emu_state &s, qp *q)
+{
+    send_wqe *w;
+    qp *dst = nullptr;
+    wire::dest remote;
+    uct_ib_emu_drop_t drop;
+    uint32_t before;
+
+    if (q->sq_x.sent == 0) {
+        return false;
+    }
+    w = &q->sq_x.wqes.at(q->sq_x.sent - 1);
+    if (!streaming(*w) || link_full(s, unsigned(w->remote_host))) {
+        return false;
+    }
+
+    drop = deliver(s, q, &dst, &remote);
+    if ((drop == UCT_IB_EMU_DROP_NONE) &&
+        ((dst != nullptr) || (remote.host != unsigned(w->remote_host)))) {
+        drop = UCT_IB_EMU_DROP_NO_ROUTE;
+    }
+    if (drop != UCT_IB_EMU_DROP_NONE) {
+        count_drop(s, q, drop);
+        w->next_pkt = w->npkts;
+        return true;
+    }
+
+    before = w->next_pkt;
+    stream_packets(s, q, *w, remote);
+    return w->next_pkt != before;
 }
 
 /* Send the message of w as packets; the outcome of its responses */
@@ -240,6 +354,26 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
     request_pkt pkt;
     uint8_t syndrome;
 
+    if (s.fabric != nullptr) {
+        qp *dst = nullptr;
+        wire::dest remote;
+
+        if ((deliver(s, q, &dst, &remote) == UCT_IB_EMU_DROP_NONE) &&
+            (dst == nullptr)) {
+            /* the keys are checked now, the data read packet by packet */
+            syndrome = check_local(q, w, nullptr);
+            if (syndrome != 0) {
+                fail_wqe(s, q, w, syndrome);
+                return outcome::DONE;
+            }
+            if (link_full(s, remote.host)) {
+                return outcome::WAIT; /* the link has no room: next pass */
+            }
+            send_remote(s, q, w, remote);
+            return outcome::WAIT_NEW;
+        }
+    }
+
     if (!w.sges.empty()) {
         syndrome = check_local(q, w, &q->sq_x.payload);
         if (syndrome != 0) {
@@ -252,20 +386,6 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
     }
 
     request_of(q, w, &pkt);
-    if (s.fabric != nullptr) {
-        qp *dst = nullptr;
-        wire::dest remote;
-
-        if ((deliver(s, q, &dst, &remote) == UCT_IB_EMU_DROP_NONE) &&
-            (dst == nullptr)) {
-            if (link_full(s, remote.host)) {
-                return outcome::WAIT; /* the link has no room: next pass */
-            }
-            send_remote(s, q, w, pkt, data, remote);
-            return outcome::WAIT_NEW;
-        }
-    }
-
     assign_psns(q, w, npkts);
 
     for (uint32_t k = 0; k < npkts; ++k) {
@@ -331,7 +451,10 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
 void requester_rewind(qp *q)
 {
     for (size_t i = 0; i < q->sq_x.sent; ++i) {
-        q->sq_x.wqes.at(i).waiting = (i == 0) && q->sq_x.wqes.at(0).waiting;
+        send_wqe &w = q->sq_x.wqes.at(i);
+
+        w.waiting  = (i == 0) && w.waiting;
+        w.next_pkt = w.npkts; /* what was not made is sent again whole */
     }
     q->sq_x.sent      = 0;
     q->sq_x.reads_out = 0;
@@ -457,15 +580,16 @@ bool fenced(const send_wqe &w)
  * 2^log_sra_max reads and atomics, the QP's initiator depth). Only plain
  * requests go ahead; anything else (a local operation, a fenced WQE, an
  * error found locally) waits until it is the oldest, so completions stay
- * in order.
+ * in order. A message goes only once all packets of the one before it are
+ * made, so the link carries them in PSN order.
  */
 bool pipeline(emu_state &s, qp *q)
 {
     bool did = false;
-    request_pkt pkt;
 
     while ((q->sq_x.sent > 0) && (q->sq_x.sent < q->sq_x.wqes.size()) &&
-           (q->sq_x.sent < PIPELINE_MAX)) {
+           (q->sq_x.sent < PIPELINE_MAX) &&
+           !streaming(q->sq_x.wqes.at(q->sq_x.sent - 1))) {
         send_wqe &w = q->sq_x.wqes.at(q->sq_x.sent);
         qp *dst     = nullptr;
         wire::dest remote;
@@ -480,17 +604,11 @@ bool pipeline(emu_state &s, qp *q)
             break;
         }
 
-        if (!w.sges.empty()) {
-            if (check_local(q, w, &q->sq_x.payload) != 0) {
-                break;
-            }
-            q->sq_x.payload.insert(q->sq_x.payload.begin(),
-                                   w.inline_data.begin(), w.inline_data.end());
+        if (check_local(q, w, nullptr) != 0) {
+            break;
         }
 
-        request_of(q, w, &pkt);
-        send_remote(s, q, w, pkt,
-                    w.sges.empty() ? w.inline_data : q->sq_x.payload, remote);
+        send_remote(s, q, w, remote);
         did = true;
     }
 
@@ -520,6 +638,8 @@ bool requester_progress(emu_state &s, qp *q)
     if (q->state != UCT_MLX5_QP_STATE_RTS) {
         return false; /* posted WQEs wait for RTS */
     }
+
+    did |= stream_more(s, q);
 
     producer = sq_producer_seen(q);
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);

@@ -251,6 +251,7 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
 
     resp->kind = resp_kind::ACK;
     resp->psn  = req.hdr.psn;
+    resp->read = false;
     resp->data.clear();
 
     if ((ahead != 0) && !duplicate) {
@@ -328,8 +329,14 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                  "remote read denied");
             return;
         }
-        resp->data.reserve(req.hdr.msg_len);
-        frags.append_to(&resp->data);
+        if (req.defer_read) {
+            resp->read      = true;
+            resp->read_addr = req.hdr.raddr;
+            resp->read_len  = req.hdr.msg_len;
+        } else {
+            resp->data.reserve(req.hdr.msg_len);
+            frags.append_to(&resp->data);
+        }
     } else if (flags & OP_ATOMIC_OP) {
         if (req.hdr.raddr % req.hdr.atomic_size) {
             fail(s, dst, req, resp, resp_kind::NAK_INVALID, 0,

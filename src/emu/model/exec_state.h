@@ -59,9 +59,12 @@ struct send_wqe {
     unsigned             retries_left = 0;
     unsigned             rnr_left   = 0;
 
-    /* Sent to another host of the fabric, answered asynchronously */
+    /* Sent to another host of the fabric, answered asynchronously; its
+     * packets are made as the link takes them (next_pkt < npkts: the rest
+     * of this transmission is still to go) */
     int                  remote_host = -1; /* its host, once sent there */
     uint32_t             npkts      = 1;
+    uint32_t             next_pkt   = 0;
     uint32_t             resp_got   = 0; /* response bytes received */
 
     /* A response written into the CQE (scatter to CQE), not to sges */
@@ -164,7 +167,18 @@ struct sq_exec {
     size_t               sent  = 0; /* of them, from the front: sent to
                                        another host, not yet answered */
     unsigned             reads_out = 0; /* of those, reads and atomics */
-    std::vector<uint8_t> payload;   /* the message being sent, gathered */
+    std::vector<uint8_t> payload;   /* the message being sent, gathered
+                                       (to this host), or one packet's */
+};
+
+/* A read answered to another host a piece at a time, each piece read from
+ * memory as it is sent (engine/remote.cc) */
+struct read_answer {
+    uint32_t psn    = 0;
+    uint32_t rkey   = 0;
+    uint64_t addr   = 0; /* of the read's first byte */
+    uint32_t total  = 0; /* bytes */
+    uint32_t offset = 0; /* sent so far */
 };
 
 /* The responder's side: the message being received */
@@ -181,6 +195,9 @@ struct rq_exec {
     /* The last atomic executed, replayed to a duplicate of its request */
     uint32_t         atomic_psn = UINT32_MAX;
     uint64_t         atomic_orig = 0;
+
+    /* Reads from other hosts still being answered, oldest first */
+    std::deque<read_answer> reads;
 };
 
 /* The device's side of a completion queue */

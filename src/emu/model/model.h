@@ -1,8 +1,10 @@
 /*
  * The emulated device's data model: devices, ports, contexts and the objects
  * created on them, the emulator's state, and the lifecycles of its objects.
- * model/ includes only api/ and model/ (and the PRM layouts); every other
- * role includes it.
+ * model/'s headers include only api/ and model/ (and the PRM layouts), and
+ * every other role includes them. Its sources also call into two roles:
+ * fabric/ for membership and the fabric-wide QP numbers and keys,
+ * and the engine's clock, which a new topology restarts.
  *
  * Locking: one mutex (emu_state::lock) guards everything below. Every entry
  * point takes it once; helpers named *_locked or taking an emu_state& expect

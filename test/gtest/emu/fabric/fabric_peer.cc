@@ -9,12 +9,15 @@
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
  *               --scenario traffic|mac_move|peer_killed|flap|isolate|damage|
- *                          bulk|list
+ *                          bulk|huge|list
  *               [--count N]
  *               [--baseline 1]
  *
  * --baseline 1 connects rc_mlx5 endpoints with a cached AH instead
  * (fabric_peer_baseline.h): after a MAC move, every new endpoint fails.
+ *
+ * "huge" puts --count MiB in one put_zcopy and reads them back in one
+ * get_zcopy, reporting each side's peak memory growth during the transfers.
  *
  * "list" only prints how many devices the process sees (0 when it could
  * not join the fabric) and exits.
@@ -503,11 +506,31 @@ void sync_with_device()
     (void)uct_ib_emu_clock_now();
 }
 
+/* The process's peak resident memory so far (VmHWM), in KiB */
+uint64_t peak_rss_kib()
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t kib = 0;
+
+    if (f == nullptr) {
+        die("cannot open /proc/self/status", UCS_ERR_IO_ERROR);
+    }
+    while (fgets(line, sizeof(line), f) != nullptr) {
+        if (sscanf(line, "VmHWM: %" SCNu64, &kib) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    return kib;
+}
+
 /* The server's side: answer what the client asks for */
 void serve(memory *mem)
 {
     std::vector<uint8_t> big;          /* the bulk scenario's region */
     uct_mem_h            big_memh = nullptr;
+    uint64_t             big_peak = 0; /* peak memory once it was made */
 
     for (;;) {
         std::string line = ctl_recv();
@@ -555,8 +578,11 @@ void serve(memory *mem)
             uct_md_query(g_md, &attr);
             rkey.resize(attr.rkey_packed_size);
             uct_md_mkey_pack(g_md, big_memh, rkey.data());
+            big_peak = peak_rss_kib();
             ctl_send("BIG " + std::to_string(uintptr_t(big.data())) + " " +
                      hex(rkey.data(), rkey.size()));
+        } else if (line == "PEAK?") {
+            ctl_send("PEAK " + std::to_string(peak_rss_kib() - big_peak));
         } else if (line == "RECONNECT") {
             destroy_ep();
             stream_reset();
@@ -840,6 +866,69 @@ void bulk_scenario()
     ctl_send("BYE");
 }
 
+/* The pattern of byte i of a huge transfer */
+uint8_t huge_byte(size_t i)
+{
+    return uint8_t((i * 167) ^ (i >> 13));
+}
+
+/*
+ * One put of --count MiB into the server's region and one get of it back
+ * into the same buffer, compared byte by byte. What the device holds for a
+ * message is bounded by the link, not by the message: each side reports
+ * how much its peak memory grew during the two transfers, beyond the
+ * buffers both had already touched.
+ */
+void huge_scenario()
+{
+    const size_t len = size_t(g_opts.count) << 20;
+    std::vector<uint8_t> buf(len);
+    uint64_t retries, drops, sent, raddr, peak;
+    uct_rkey_bundle_t rkey;
+    uct_mem_h memh;
+    std::string line;
+    size_t wrong = 0;
+
+    if (uct_md_mem_reg(g_md, buf.data(), len, 0, &memh) != UCS_OK) {
+        die("uct_md_mem_reg of the huge buffer", UCS_ERR_NO_MEMORY);
+    }
+    ctl_send("BIG " + std::to_string(len));
+    line  = ctl_recv();
+    raddr = std::stoull(line.substr(4, line.find(' ', 4) - 4));
+    std::vector<uint8_t> rkey_buf = unhex(line.substr(line.find(' ', 4) + 1));
+    if (uct_rkey_unpack(g_ib, rkey_buf.data(), &rkey) != UCS_OK) {
+        die("uct_rkey_unpack", UCS_ERR_INVALID_PARAM);
+    }
+
+    for (size_t i = 0; i < len; ++i) {
+        buf[i] = huge_byte(i);
+    }
+    peak = peak_rss_kib();
+    check(rma_zcopy(true, buf.data(), len, memh, raddr, rkey.rkey) == UCS_OK,
+          "huge put_zcopy");
+    memset(buf.data(), 0, len);
+    check(rma_zcopy(false, buf.data(), len, memh, raddr, rkey.rkey) ==
+          UCS_OK, "huge get_zcopy");
+    for (size_t i = 0; i < len; ++i) {
+        wrong += (buf[i] != huge_byte(i));
+    }
+    own_counters(&sent, &retries, &drops);
+
+    result("huge_data", (wrong == 0) ? "ok" : std::to_string(wrong) +
+                                              " bytes wrong");
+    result("huge_client_growth_kib", std::to_string(peak_rss_kib() - peak));
+    ctl_send("PEAK?");
+    line = ctl_recv();
+    result("huge_server_growth_kib", line.substr(5));
+    result("huge_retries", std::to_string(retries));
+    result("huge_drops", std::to_string(drops));
+    check(wrong == 0, "every byte put came back");
+
+    uct_rkey_release(g_ib, &rkey);
+    uct_md_mem_dereg(g_md, memh);
+    ctl_send("BYE");
+}
+
 /* The server's port down (or its host isolated), or back */
 void server_fault(bool on)
 {
@@ -923,6 +1012,10 @@ void client(memory *mem)
     }
     if (g_opts.scenario == "bulk") {
         bulk_scenario();
+        return;
+    }
+    if (g_opts.scenario == "huge") {
+        huge_scenario();
         return;
     }
 

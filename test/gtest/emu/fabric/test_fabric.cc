@@ -437,6 +437,50 @@ TEST_F(test_fabric_damage, random_bytes_over_the_registry)
     });
 }
 
+/*
+ * One message far larger than the link's window between two hosts, put and
+ * read back: every byte checked, no resend, and neither side's memory grows
+ * with the message (the requester makes a put's packets, and the responder
+ * a read's answer, as the link takes them)
+ */
+class test_fabric_huge : public test_fabric_base {
+protected:
+    void put_and_get(unsigned mib)
+    {
+        /* what a window is worth: 64 frames of 60 KiB queued for a link,
+         * with the allocator's slack */
+        const uint64_t bound_kib = 32 * 1024;
+
+        m_extra_env["UCX_RC_TIMEOUT"] = "1s";
+        start_pair("rc_mlx5", "mlx5_0:1", "huge", mib);
+        expect_exit_ok(server(), "server");
+        expect_exit_ok(client(), "client");
+
+        EXPECT_EQ("ok", client().result("huge_data"));
+        EXPECT_EQ("0", client().result("huge_retries"));
+        EXPECT_EQ("0", client().result("huge_drops"));
+        EXPECT_LT(std::stoull("0" + client().result("huge_client_growth_kib")),
+                  bound_kib) << "the requester's memory grew with a put";
+        EXPECT_LT(std::stoull("0" + client().result("huge_server_growth_kib")),
+                  bound_kib) << "the responder's memory grew with a read";
+        EXPECT_NE("", client().result("huge_server_growth_kib"));
+        expect_nothing_left();
+    }
+};
+
+TEST_F(test_fabric_huge, a_256_mib_put_and_get_in_bounded_memory)
+{
+    put_and_get(256);
+}
+
+TEST_F(test_fabric_huge, a_1_gib_put_and_get_under_asan)
+{
+#ifndef __SANITIZE_ADDRESS__
+    GTEST_SKIP() << "1 GiB each way is the asan leg's (--enable-asan)";
+#endif
+    put_and_get(1024);
+}
+
 class test_fabric_join : public test_fabric_base {
 protected:
     /* Start one "list" process as @a host; its device count */
