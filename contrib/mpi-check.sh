@@ -16,12 +16,14 @@
 #   ompi     mpirun.openmpi --mca pml ucx --mca osc ucx: ping-pong 1 B..64 KiB
 #            with data checks, MPI_Put/MPI_Get in a window, 100
 #            MPI_Fetch_and_op and 2 MPI_Compare_and_swap, each checked
-#   oshmem   oshrun --mca spml ucx --mca pml ucx: shmem_putmem/getmem, an
-#            atomic add (its MPI layer needs pml ucx too: only btl self)
+#   oshmem   oshrun --mca spml ucx --mca pml ucx: a put/flag ping-pong 1 B..64
+#            KiB, shmem_putmem/getmem, an atomic add, 200 fetch-adds (each
+#            old value seen once), 10 compare-swap rounds (one winner each);
+#            its MPI layer needs pml ucx too: only btl self
 #   mpich    mpirun.mpich (ch4:ucx, MPIR_CVAR_NOLOCAL=1): the same ping-pong,
 #            one-sided put/get and atomics
 #   netpipe-ompi, netpipe-mpich  NetPIPE 1 B..64 KiB over each (latency and
-#            bandwidth reported)
+#            bandwidth reported; libucp from UCXLIB)
 # Prints "mpi: ok: ..." or "mpi: FAILED: ..." per check, then
 # "N passed, N failed, N skipped". Exit status 0 if all passed.
 set -uo pipefail
@@ -78,16 +80,27 @@ ucx_env=(LD_LIBRARY_PATH="$ucxlib"
          UCX_RC_TIMEOUT=${MPI_CHECK_RC_TIMEOUT:-1s}
          LD_DEBUG=files LD_DEBUG_OUTPUT="$out/ld-debug")
 
+# ucp_libs: every libucp the last run's processes initialized (ld.so's
+# trace), and the trace removed
+ucp_libs() {
+    cat "$out"/ld-debug.* 2>/dev/null | sed -n 's/.*calling init: //p' |
+        grep '/libucp\.so' | sort -u
+    rm -f "$out"/ld-debug.*
+}
+
+# ucp_from_ucxlib LIBS: every rank ran UCXLIB's libucp, none another's
+ucp_from_ucxlib() {
+    [ -n "$1" ] && ! grep -qv "^$ucxlib/" <<<"$1"
+}
+
 # the check of one run: its data check line, its ranks' UCX from UCXLIB
 judge() { # NAME LOG PATTERN
     local name=$1 logfile=$2 pattern=$3 libs
-    libs=$(cat "$out"/ld-debug.* 2>/dev/null | sed -n 's/.*calling init: //p' |
-           grep '/libucp\.so' | sort -u)
-    rm -f "$out"/ld-debug.*
+    libs=$(ucp_libs)
     if ! grep -q "$pattern" "$logfile"; then
         fail "$name: no '$pattern' (log $logfile)"
         tail -20 "$logfile"
-    elif [ -z "$libs" ] || grep -qv "^$ucxlib/" <<<"$libs"; then
+    elif ! ucp_from_ucxlib "$libs"; then
         fail "$name: libucp came from ${libs:-nowhere}, not $ucxlib"
     elif left_behind; then
         fail "$name: ranks left behind"
@@ -143,14 +156,17 @@ fi
 # 10 round trips a size: it completes, and its first and last lines are
 # reported (NetPIPE checks no data; the checks above do)
 netpipe() { # NAME LOG: judge a NetPIPE run
-    local name=$1 logfile=$2 first last
+    local name=$1 logfile=$2 first last libs
+    libs=$(ucp_libs)
     first=$(grep -m1 -E '^ *[0-9]+: +1 bytes' "$logfile" | sed 's/^ *[0-9]*: *//')
     last=$(grep -E '^ *[0-9]+: +65536 bytes' "$logfile" | tail -1 | sed 's/^ *[0-9]*: *//')
-    if [ -n "$first" ] && [ -n "$last" ]; then
-        ok "$name: $first; $last"
-    else
+    if [ -z "$first" ] || [ -z "$last" ]; then
         fail "$name: NetPIPE did not reach 64 KiB (log $logfile)"
         tail -20 "$logfile"
+    elif ! ucp_from_ucxlib "$libs"; then
+        fail "$name: libucp came from ${libs:-nowhere}, not $ucxlib"
+    else
+        ok "$name: $first; $last (libucp from $ucxlib)"
     fi
 }
 np_args=(-u 65536 -n 10 -p 0)
