@@ -883,7 +883,7 @@ void huge_scenario()
 {
     const size_t len = size_t(g_opts.count) << 20;
     std::vector<uint8_t> buf(len);
-    uint64_t retries, drops, sent, raddr, peak;
+    uint64_t retries, drops, sent0, sent1, raddr, peak;
     uct_rkey_bundle_t rkey;
     uct_mem_h memh;
     std::string line;
@@ -903,6 +903,7 @@ void huge_scenario()
     for (size_t i = 0; i < len; ++i) {
         buf[i] = huge_byte(i);
     }
+    own_counters(&sent0, &retries, &drops);
     peak = peak_rss_kib();
     check(rma_zcopy(true, buf.data(), len, memh, raddr, rkey.rkey) == UCS_OK,
           "huge put_zcopy");
@@ -912,7 +913,7 @@ void huge_scenario()
     for (size_t i = 0; i < len; ++i) {
         wrong += (buf[i] != huge_byte(i));
     }
-    own_counters(&sent, &retries, &drops);
+    own_counters(&sent1, &retries, &drops);
 
     result("huge_data", (wrong == 0) ? "ok" : std::to_string(wrong) +
                                               " bytes wrong");
@@ -922,6 +923,9 @@ void huge_scenario()
     result("huge_server_growth_kib", line.substr(5));
     result("huge_retries", std::to_string(retries));
     result("huge_drops", std::to_string(drops));
+    /* the put, at most 1 KiB a packet, and the get's request */
+    result("huge_packets", std::to_string(sent1 - sent0));
+    result("huge_packets_needed", std::to_string((len + 1023) / 1024 + 1));
     check(wrong == 0, "every byte put came back");
 
     uct_rkey_release(g_ib, &rkey);

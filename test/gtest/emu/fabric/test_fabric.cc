@@ -467,6 +467,9 @@ protected:
         EXPECT_EQ("ok", client().result("huge_data"));
         EXPECT_EQ("0", client().result("huge_retries"));
         EXPECT_EQ("0", client().result("huge_drops"));
+        EXPECT_LE(std::stod("0" + client().result("huge_packets")),
+                  1.1 * std::stod("0" + client().result("huge_packets_needed")))
+                << "packets sent beyond those needed";
         EXPECT_LT(std::stoull("0" + client().result("huge_client_growth_kib")),
                   bound_kib) << "the requester's memory grew with a put";
         EXPECT_LT(std::stoull("0" + client().result("huge_server_growth_kib")),
