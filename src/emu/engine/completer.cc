@@ -324,8 +324,9 @@ void take_response(const qp *q, send_wqe &w, size_t offset,
 {
     if (!response_to_cqe(q, w)) {
         scatter_response(q, w, offset, src, len);
-    } else if ((w.info->flags & OP_ATOMIC_OP) && !(w.info->flags & OP_MASKED)) {
-        /* memory gets a standard atomic's original value in host order
+    } else if ((w.info->flags & OP_ATOMIC_OP) &&
+               (w.atomic_size == sizeof(uint64_t))) {
+        /* memory gets an 8-byte atomic's original value in host order
          * (the 8-byte endianness mode); the CQE gets it as the wire
          * carries it, big endian (UCX's rc_mlx5 swaps it back) */
         uint64_t v = 0;

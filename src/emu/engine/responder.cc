@@ -27,8 +27,10 @@
  * Atomics operate on memory in host order (atomic_req_8B_endianness_mode 1,
  * host endianness, which the kernel sets where the device supports it, and
  * with which verbs reports IBV_ATOMIC_HCA); the original value goes back
- * in host order for the standard atomics and big endian for the masked
- * (extended) ones.
+ * as the requester's memory takes it: in host order for every 8-byte
+ * atomic, standard or masked (the mode is of 8-byte requests, as UCX
+ * 1.13.1 reads it: its extended 8-byte results are host order unless the
+ * mode is big endian), and big endian for the 4-byte masked ones.
  */
 #include <emu/engine/engine.h>
 
@@ -71,16 +73,16 @@ void store_host(uint8_t *p, unsigned size, uint64_t v)
     }
 }
 
-/* The original value an atomic answers with: host order, big endian for
- * the masked atomics */
-void atomic_response(const request_pkt &req, unsigned flags, uint64_t orig,
+/* The original value an atomic answers with, as the requester's memory
+ * takes it: host order on 8 bytes, big endian on 4 */
+void atomic_response(const request_pkt &req, uint64_t orig,
                      response_pkt *resp)
 {
     resp->data.resize(req.hdr.atomic_size);
-    if (flags & OP_MASKED) {
-        store_be(resp->data.data(), req.hdr.atomic_size, orig);
-    } else {
+    if (req.hdr.atomic_size == sizeof(uint64_t)) {
         store_host(resp->data.data(), req.hdr.atomic_size, orig);
+    } else {
+        store_be(resp->data.data(), req.hdr.atomic_size, orig);
     }
 }
 
@@ -268,7 +270,7 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                 resp->kind = resp_kind::NONE;
                 return;
             }
-            atomic_response(req, flags, dst->rq_x.atomic_orig, resp);
+            atomic_response(req, dst->rq_x.atomic_orig, resp);
             return;
         }
         if (!(flags & OP_READ)) {
@@ -358,7 +360,7 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
         (void)dma_user_write(frags[0].ptr, target, req.hdr.atomic_size);
         dst->rq_x.atomic_psn  = req.hdr.psn;
         dst->rq_x.atomic_orig = orig;
-        atomic_response(req, flags, orig, resp);
+        atomic_response(req, orig, resp);
     }
 
     if ((flags & OP_SEND) && req.last()) {

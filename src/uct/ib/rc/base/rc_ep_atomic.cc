@@ -7,8 +7,9 @@
  *   and  masked swap of the bits value clears   or   of the bits value sets
  *   swap masked swap of every bit               cswap32  masked on every bit
  * Remote memory holds host-order values (the device works in host
- * endianness, as the kernel configures it); a standard atomic answers in
- * host order, a masked one big endian.
+ * endianness, as the kernel configures it); an 8-byte atomic, standard or
+ * masked, answers in host order (the mode is of 8-byte requests), a 4-byte
+ * masked one big endian.
  *
  * Layer rc/base: may include ib/base/, uct/base/ and ucs/; never mlx5/ nor
  * rc/verbs/.
@@ -103,8 +104,7 @@ ucs_status_t post_atomic(uct_ep_h tl_ep, uct_atomic_op_t opcode, unsigned size,
     op.comp        = comp;
     op.result      = result;
     op.result_size = size;
-    op.result_be   = (wr.opcode == UCT_RC_OP_MASKED_FA) ||
-                     (wr.opcode == UCT_RC_OP_MASKED_CS);
+    op.result_be   = (size == sizeof(uint32_t));
     status         = uct_rc_ep_post(ep, &wr, op, uct_rc_ep_wr_cost(ep, &wr));
     if (status != UCS_OK) {
         iface->tx_bufs->put(op.buf);
