@@ -260,5 +260,6 @@ echo
 cat "$times"
 echo
 cat "$out/gtest/summary.txt" 2>/dev/null || { echo "upstream: no gtest summary" >&2; rc=1; }
+cat "$out/gtest/classes.txt" 2>/dev/null
 printf '%-24s %5d s\n' total $(( $(date +%s) - t_start )) >>"$times"
 exit $rc

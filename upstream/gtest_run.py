@@ -22,11 +22,15 @@ Writes into OUTDIR:
   comparison.tsv        each test's stock and patched result
   differences.txt       the tests whose pass/fail differs (after a rerun of
                         each alone), or "none"
-  not-passed.txt        every failed, crashed or skipped test and its reason
+  not-passed.txt        every failed, crashed or skipped test, its reason and
+                        its class (not-passed-classes.tsv beside this script:
+                        ucx, hardware, emulator or bug)
+  classes.txt           how many results of each class did not pass
   summary.txt           per suite:
     <suite>: stock P passed F failed S skipped, patched P passed F failed S skipped
-Exit status 0 if the pass sets are identical but for our new tests, and
-our new tests fail on stock and pass patched (where they are not skipped).
+Exit status 0 if the pass sets are identical but for our new tests, our
+new tests fail on stock and pass patched (where they are not skipped), and
+every test that does not pass has a class.
 """
 
 import argparse
@@ -51,6 +55,32 @@ RUN_RE = re.compile(r"^\[ RUN      \] (\S+)")
 OK_RE = re.compile(r"^\[       OK \] (\S+) \((\d+) ms\)")
 FAILED_RE = re.compile(r"^\[  FAILED  \] ([^,\s]+)(?:, where .*?)? \((\d+) ms\)")
 SKIP_RE = re.compile(r"^\[     SKIP \] \((.*)\)\s*$")
+
+
+CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "not-passed-classes.tsv")
+
+
+def load_classes():
+    """(regex, class, why) rows of not-passed-classes.tsv, in order"""
+    rows = []
+    with open(CLASSES_FILE) as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            pattern, cls, why = line.rstrip("\n").split("\t", 2)
+            rows.append((re.compile(pattern), cls, why))
+    return rows
+
+
+def classify(rows, build, test, status, reason):
+    """The class of a test that did not pass, and why; matched against
+    "<build> <status> <test> <reason>" """
+    key = "%s %s %s %s" % (build, status, test, reason)
+    for pattern, cls, why in rows:
+        if pattern.search(key):
+            return cls, why
+    return "unclassified", ""
 
 
 def log(msg):
@@ -327,6 +357,8 @@ def main():
 
     stock, patched = runners[0], runners[-1]
     passed = lambda v: v[0][0] == "passed"
+    classes = load_classes()
+    class_counts = collections.Counter()
     diffs, summary, not_passed = [], [], []
     with open(os.path.join(args.out, "comparison.tsv"), "w") as cmp_f:
         cmp_f.write("suite\ttest\t%s\t%s\n" % (stock.name, patched.name))
@@ -359,8 +391,11 @@ def main():
                 cmp_f.write("%s\t%s\t%s\t%s\n" % (s, t, va[0][0], vb[0][0]))
                 for name, v in ((stock.name, va), (patched.name, vb)):
                     if v[0][0] != "passed":
-                        not_passed.append("%s\t%s\t%s\t%s\t%s" % (
-                            s, name, t, v[0][0], v[0][1]))
+                        cls, why = classify(classes, name, t, v[0][0],
+                                            v[0][1])
+                        class_counts[cls] += 1
+                        not_passed.append("%s\t%s\t%s\t%s\t%s\t%s\t%s" % (
+                            s, name, t, v[0][0], v[0][1], cls, why))
             counts = []
             for name, r in ((stock.name, a), (patched.name, b)):
                 c = collections.Counter(v[0][0] for v in r.values())
@@ -387,10 +422,22 @@ def main():
     with open(os.path.join(args.out, "differences.txt"), "w") as f:
         f.write("\n".join(diffs) + "\n" if diffs else "none\n")
     with open(os.path.join(args.out, "not-passed.txt"), "w") as f:
-        f.write("suite\tbuild\ttest\tstatus\treason\n")
+        f.write("suite\tbuild\ttest\tstatus\treason\tclass\twhy\n")
         f.write("\n".join(not_passed) + ("\n" if not_passed else ""))
     with open(os.path.join(args.out, "summary.txt"), "w") as f:
         f.write("\n".join(summary) + "\n")
+    by_class = "not passed, by class (results of both builds): %s" % (
+        ", ".join("%s %d" % kv for kv in sorted(class_counts.items())) or
+        "none")
+    with open(os.path.join(args.out, "classes.txt"), "w") as f:
+        f.write(by_class + "\n")
+    log(by_class)
+    if class_counts["unclassified"]:
+        print("gtest_run.py: %d results of tests that did not pass have no "
+              "class in %s (see the 'unclassified' rows of %s)" % (
+                  class_counts["unclassified"], CLASSES_FILE,
+                  os.path.join(args.out, "not-passed.txt")), file=sys.stderr)
+        ok = False
     if real_diffs:
         print("gtest_run.py: %d tests pass on one build only (%s)" %
               (len(real_diffs), os.path.join(args.out, "differences.txt")),
