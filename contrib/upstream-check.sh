@@ -11,7 +11,7 @@
 #         the comparison), logs/
 # Environment: UPSTREAM_SUITES (default here "transient_ah,ib": our new tests
 # and the ib suite; "rc_mlx5,ib,ud_mlx5,transient_ah" is the whole
-# comparison, which takes about an hour on 2 cores), UPSTREAM_CHECK_TIMEOUT
+# comparison, which takes about 45 minutes on 2 cores), UPSTREAM_CHECK_TIMEOUT
 # (seconds for all of it, default 2400), UCX_UPSTREAM_CACHE (build.sh's
 # cache of builds).
 # Then contrib/mpi-check.sh on the patched install (Open MPI pml/osc ucx,
