@@ -808,6 +808,21 @@ void own_counters(uint64_t *sent, uint64_t *retries, uint64_t *drops)
     }
 }
 
+/* A region of @a len bytes the server makes for us: its address, and its
+ * key in @a rkey */
+uint64_t server_region(size_t len, uct_rkey_bundle_t *rkey)
+{
+    std::string line;
+
+    ctl_send("BIG " + std::to_string(len));
+    line = ctl_recv();
+    std::vector<uint8_t> rkey_buf = unhex(line.substr(line.find(' ', 4) + 1));
+    if (uct_rkey_unpack(g_ib, rkey_buf.data(), rkey) != UCS_OK) {
+        die("uct_rkey_unpack", UCS_ERR_INVALID_PARAM);
+    }
+    return std::stoull(line.substr(4, line.find(' ', 4) - 4));
+}
+
 /*
  * Large zcopy puts and gets between the two hosts, the largest far above
  * what the sockets buffer: each put's data read back by a get, byte by
@@ -822,20 +837,13 @@ void bulk_scenario()
     uct_mem_h out_memh, back_memh;
     uct_rkey_bundle_t rkey;
     uint64_t sent0, sent1, retries, drops, raddr, needed = 0;
-    std::string line;
     bool same = true;
 
     if ((uct_md_mem_reg(g_md, out.data(), largest, 0, &out_memh) != UCS_OK) ||
         (uct_md_mem_reg(g_md, back.data(), largest, 0, &back_memh) != UCS_OK)) {
         die("uct_md_mem_reg of the bulk buffers", UCS_ERR_NO_MEMORY);
     }
-    ctl_send("BIG " + std::to_string(largest));
-    line  = ctl_recv();
-    raddr = std::stoull(line.substr(4, line.find(' ', 4) - 4));
-    std::vector<uint8_t> rkey_buf = unhex(line.substr(line.find(' ', 4) + 1));
-    if (uct_rkey_unpack(g_ib, rkey_buf.data(), &rkey) != UCS_OK) {
-        die("uct_rkey_unpack", UCS_ERR_INVALID_PARAM);
-    }
+    raddr = server_region(largest, &rkey);
 
     own_counters(&sent0, &retries, &drops);
     for (size_t len : sizes) {
@@ -892,13 +900,7 @@ void huge_scenario()
     if (uct_md_mem_reg(g_md, buf.data(), len, 0, &memh) != UCS_OK) {
         die("uct_md_mem_reg of the huge buffer", UCS_ERR_NO_MEMORY);
     }
-    ctl_send("BIG " + std::to_string(len));
-    line  = ctl_recv();
-    raddr = std::stoull(line.substr(4, line.find(' ', 4) - 4));
-    std::vector<uint8_t> rkey_buf = unhex(line.substr(line.find(' ', 4) + 1));
-    if (uct_rkey_unpack(g_ib, rkey_buf.data(), &rkey) != UCS_OK) {
-        die("uct_rkey_unpack", UCS_ERR_INVALID_PARAM);
-    }
+    raddr = server_region(len, &rkey);
 
     for (size_t i = 0; i < len; ++i) {
         buf[i] = huge_byte(i);
