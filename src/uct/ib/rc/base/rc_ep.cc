@@ -409,31 +409,11 @@ ucs_status_t uct_rc_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
     return UCS_OK;
 }
 
-ucs_status_t uct_rc_ep_connect_check(const uct_rc_ep *ep,
-                                     const uct_device_addr_t *dev_addr)
+ucs_status_t uct_rc_ep_connect_refused(const uct_rc_ep *ep)
 {
-    const uct_rc_iface *iface = uct_rc_ep_iface(ep);
-
-    if (uct_ib_iface_check_device_addr(iface, dev_addr) != UCS_OK) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    if (ep->connected) {
-        ucs_error("%s: qp 0x%x is already connected", iface->dev_name.c_str(),
-                  ep->qpn);
-        return UCS_ERR_ALREADY_EXISTS;
-    }
-    return UCS_OK;
-}
-
-ucs_status_t uct_rc_ep_connected(uct_rc_ep *ep, ucs_status_t status,
-                                 uint32_t dest_qpn,
-                                 const struct ibv_ah_attr *ah_attr)
-{
-    ep->connected = (status == UCS_OK);
-    ep->dest_qpn  = dest_qpn;
-    ep->peer_ah   = *ah_attr;
-    return status;
+    ucs_error("%s: qp 0x%x is already connected",
+              uct_rc_ep_iface(ep)->dev_name.c_str(), ep->qpn);
+    return UCS_ERR_ALREADY_EXISTS;
 }
 
 int uct_rc_ep_is_connected(uct_ep_h tl_ep)
