@@ -26,8 +26,10 @@
  *      the port's MAC.
  *   mlx5_2  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x11,
  *           SM LID 0x1, port GUID 0x02c9000000000011, active MTU 4096
- *   mlx5_3  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x12,
- *           SM LID 0x1, port GUID 0x02c9000000000012, active MTU 4096
+ *   mlx5_3  ConnectX-6 (part 4123), InfiniBand, subnet "ib0", LID 0x12
+ *           with LMC 1 (it answers to LIDs 0x12 and 0x13), SL 1 routed
+ *           adaptively (ooo_sl_mask 0x2), SM LID 0x1, port GUID
+ *           0x02c9000000000012, active MTU 4096
  *      GID table (128 entries, 1 populated): 0 IB fe80::<port GUID>.
  *
  * Force loopback for RC QPs is off on every default device.
@@ -118,7 +120,12 @@ struct uct_ib_emu_port_spec_t {
 
     /* InfiniBand */
     uint16_t            lid           = 0;
+    /* the port answers to 2^lmc LIDs from lid, which is aligned to them */
+    uint8_t             lmc           = 0;
     uint16_t            sm_lid        = 0;
+    /* the SLs on which the subnet routes adaptively, so that packets may
+     * arrive out of order (QUERY_HCA_VPORT_CONTEXT) */
+    uint16_t            ooo_sl_mask   = 0;
     uint64_t            subnet_prefix = 0xfe80000000000000ull; /* host order */
     uint64_t            port_guid     = 0;                     /* host order */
 

@@ -57,6 +57,13 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "capability type not supported") \
     _(HCA_CAP_NO_ROCE,          BAD_PARAM,      0x100003, \
       "RoCE capabilities queried on a device without Ethernet ports") \
+    /* QUERY_HCA_VPORT_CONTEXT */ \
+    _(VPORT_OTHER_VPORT,        BAD_PARAM,      0x762001, \
+      "other_vport set: only the function's own vport can be queried") \
+    _(VPORT_BAD_PORT,           BAD_PARAM,      0x762002, \
+      "port_num is not a port of the device") \
+    _(VPORT_NOT_IB,             BAD_PARAM,      0x762003, \
+      "HCA vport context queried on an Ethernet port") \
     /* CREATE_QP */ \
     _(CREATE_QP_BAD_ST,         BAD_PARAM,      0x500001, \
       "qpc.st is not RC") \

@@ -228,6 +228,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         if (d.ud) {
             e->flags_rqpn = htobe32(d.flags_rqpn);
             e->slid       = htobe16(d.slid);
+            e->ml_path    = d.ml_path;
         }
 
         /* the callers checked that the data fits this CQ's CQEs */

@@ -68,7 +68,7 @@ const port *find_ib_port(const emu_state &s, const std::string &fabric,
     for (const auto *devs : {&s.devices, &s.peers}) {
         for (const auto &dev : *devs) {
             for (const port &p : dev->ports) {
-                if (!p.is_eth() && (p.fabric == fabric) && (p.lid == lid) &&
+                if (!p.is_eth() && (p.fabric == fabric) && p.has_lid(lid) &&
                     (p.state == IBV_PORT_ACTIVE)) {
                     *dev_p = dev.get();
                     return &p;

@@ -74,6 +74,14 @@ void check_ring(emu_state &s, device *dev, uar_page *page,
 
     ++s.engine.doorbells_seen;
     if (q == nullptr) {
+        {
+            auto it = dev->qps.find(qpn);
+            std::string d = "DBG page ctx " + std::to_string((uintptr_t)page->ctx) + " found " + std::to_string(it != dev->qps.end());
+            if (it != dev->qps.end()) d += " qp uar " + std::to_string(it->second->uar ? it->second->uar->page_id : 0) + " ctx " + std::to_string((uintptr_t)it->second->ctx);
+            for (auto &e : dev->uar_pages) d += "; page " + std::to_string(e.first) + " ctx " + std::to_string((uintptr_t)e.second->ctx) + " refs " + std::to_string(e.second->refs) + " bf " + std::to_string(e.second->bf_used);
+            for (auto &e : dev->qps) d += "; qp " + std::to_string(e.first) + " uar " + std::to_string(e.second->uar ? e.second->uar->page_id : 0) + " ctx " + std::to_string((uintptr_t)e.second->ctx);
+            ucs_error("%s", d.c_str());
+        }
         report(s, dev, UCT_IB_EMU_DOORBELL_FOREIGN_QP, qpn, index,
                page->page_id);
         return;

@@ -224,6 +224,7 @@ struct cqe_desc {
     bool     ud;            /* a UD receive: the fields below are written */
     uint32_t flags_rqpn;    /* GRH bits, sl, source QPN */
     uint16_t slid;
+    uint8_t  ml_path;       /* the DLID's path bits (InfiniBand, LMC > 0) */
     /* Scatter to CQE: the data written into the CQE instead of memory, up
      * to 32 bytes in the 64-byte CQE itself (MLX5_INLINE_SCATTER_32), up
      * to 64 in the 64 bytes before it, the first half of a 128-byte CQE
@@ -389,6 +390,7 @@ struct datagram {
     bool          has_grh;    /* grh holds the GRH / IPv4 header area */
     uint8_t       grh[UD_GRH_LEN];
     uint16_t      slid;
+    uint8_t       dlid_bits;  /* the DLID's low 7 bits (InfiniBand) */
     uint8_t       sl;         /* the receive CQE's sl field */
     const uint8_t *payload;
     uint32_t      payload_len;

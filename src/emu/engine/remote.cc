@@ -236,6 +236,7 @@ void on_datagram(emu_state &s, const wire::dgram_hdr &h,
     d.solicited   = h.flags & wire::DGRAM_SOLICITED;
     d.has_grh     = h.flags & wire::DGRAM_GRH;
     d.slid        = h.slid;
+    d.dlid_bits   = h.dlid_bits;
     d.sl          = h.sl;
     d.payload     = payload;
     d.payload_len = h.payload_len;

@@ -272,7 +272,9 @@ uint8_t ud_send(emu_state &s, qp *q, const send_wqe &w,
     } else {
         d.has_grh = av.grh;
         d.sl      = av.sl;
-        d.slid    = static_cast<uint16_t>(p->lid | av.path_bits);
+        d.slid      = static_cast<uint16_t>(
+                p->lid | (av.path_bits & ((1u << p->lmc) - 1)));
+        d.dlid_bits = av.path.rlid & 0x7f;
     }
     if (d.has_grh && (sgid != nullptr)) {
         build_grh(*sgid, av, p->is_eth(),
@@ -307,6 +309,7 @@ uint8_t ud_send(emu_state &s, qp *q, const send_wqe &w,
         h.imm         = d.imm;
         h.slid        = d.slid;
         h.sl          = d.sl;
+        h.dlid_bits   = d.dlid_bits;
         h.payload_len = static_cast<uint16_t>(d.payload_len);
         memcpy(h.grh, d.grh, sizeof(h.grh));
         s.fabric->net().add_datagram(remote.host, h, d.payload);
@@ -376,6 +379,7 @@ void ud_receive(emu_state &s, const device *dev, const port *p,
     c.flags_rqpn  = (d.has_grh ? CQE_L3_IN_DATA : 0) |
                     (uint32_t(d.sl & 0xf) << 24) | (d.src_qpn & 0xffffff);
     c.slid        = d.slid;
+    c.ml_path     = d.dlid_bits & ((1u << p->lmc) - 1);
     if (syndrome != 0) {
         c.opcode          = MLX5_CQE_RESP_ERR;
         c.syndrome        = syndrome;

@@ -30,7 +30,9 @@ uct_ib_emu_port_spec_t default_eth_port(unsigned h, unsigned d)
     return p;
 }
 
-/* Host h's InfiniBand port: the host in the high byte of the LID */
+/* Host h's InfiniBand port i: the host in the high byte of the LID; the
+ * second port answers to two LIDs (LMC 1) and its subnet routes SL 1
+ * adaptively, as a subnet manager configures multipath */
 uct_ib_emu_port_spec_t default_ib_port(unsigned h, unsigned i)
 {
     uct_ib_emu_port_spec_t p;
@@ -39,6 +41,8 @@ uct_ib_emu_port_spec_t default_ib_port(unsigned h, unsigned i)
     p.active_mtu    = IBV_MTU_4096;
     p.fabric        = "ib0";
     p.lid           = static_cast<uint16_t>((h << 8) | (0x11 + i));
+    p.lmc           = (i == 1) ? 1 : 0;
+    p.ooo_sl_mask   = (i == 1) ? 0x2 : 0;
     p.sm_lid        = 0x1;
     p.subnet_prefix = IB_SUBNET_PREFIX;
     p.port_guid     = 0x02c9000000000000ull | p.lid;
@@ -113,7 +117,9 @@ void fill_host_devices(fab::host_rec *rec, unsigned h)
         pr->max_mtu         = p.max_mtu;
         pr->active_mtu      = p.active_mtu;
         pr->lid             = p.lid;
+        pr->lmc             = p.lmc;
         pr->sm_lid          = p.sm_lid;
+        pr->ooo_sl_mask     = p.ooo_sl_mask;
         pr->ipv4            = spec.ports[0].ipv4;
         pr->subnet_prefix   = p.subnet_prefix;
         pr->port_guid       = p.port_guid;
@@ -151,7 +157,9 @@ uct_ib_emu_topology_t host_topology(const fab::host_rec &rec)
         p.active_mtu       = static_cast<enum ibv_mtu>(pr.active_mtu);
         p.fabric           = pr.segment;
         p.lid              = pr.lid;
+        p.lmc              = pr.lmc;
         p.sm_lid           = pr.sm_lid;
+        p.ooo_sl_mask      = pr.ooo_sl_mask;
         p.subnet_prefix    = pr.subnet_prefix;
         p.port_guid        = pr.port_guid;
         p.ipv4             = pr.ipv4;

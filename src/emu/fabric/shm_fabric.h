@@ -43,7 +43,7 @@ namespace uct_ib_emu {
 namespace fab {
 
 constexpr uint32_t MAGIC          = 0x46454d55; /* "UMEF" */
-constexpr uint32_t LAYOUT_VERSION = 3;
+constexpr uint32_t LAYOUT_VERSION = 4;
 constexpr unsigned MAX_HOSTS      = 16;
 constexpr unsigned DEFAULT_HOSTS  = 4;
 constexpr unsigned DEVS_PER_HOST  = 4;
@@ -78,6 +78,9 @@ struct port_rec {
     uint16_t lid;
     uint16_t sm_lid;
     uint32_t ipv4;
+    uint8_t  lmc;
+    uint8_t  reserved;
+    uint16_t ooo_sl_mask;
     uint64_t subnet_prefix;
     uint64_t port_guid;
     char     segment[NAME_LEN]; /* L2 segment or IB subnet */

@@ -134,7 +134,7 @@ struct dgram_hdr {
     uint32_t imm;         /* big endian */
     uint16_t slid;
     uint8_t  sl;          /* the CQE's sl (RoCE: the packet type) */
-    uint8_t  reserved;
+    uint8_t  dlid_bits;   /* the DLID's low 7 bits (InfiniBand) */
     uint16_t payload_len;
     uint16_t reserved2;
     uint8_t  grh[40];

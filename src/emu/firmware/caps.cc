@@ -69,6 +69,9 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::max_wqe_sz_rq>>(out, MAX_WQE_SZ_RQ);
     put<general_cap<cap::log_max_pd>>(out, LOG_MAX_PD);
     put<general_cap<cap::num_of_uars_per_page>>(out, 1);
+    /* an InfiniBand port's vport context carries the adaptively routed
+     * SLs (vport.cc) */
+    put<general_cap<cap::ooo_sl_mask>>(out, !p.is_eth());
     if (dev->num_lag_ports > 1) {
         put<general_cap<cap::lag_tx_port_affinity>>(out, 1);
         put<general_cap<cap::num_lag_ports>>(out, dev->num_lag_ports);

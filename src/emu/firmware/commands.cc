@@ -74,6 +74,8 @@ fw_result fw_general_cmd(emu_state &s, context *ctx, const mailbox &in,
         switch (in.opcode()) {
         case UCT_MLX5_CMD_OP_QUERY_HCA_CAP:
             return query_hca_cap_cmd(ctx, in, out);
+        case UCT_MLX5_CMD_OP_QUERY_HCA_VPORT_CONTEXT:
+            return query_hca_vport_context_cmd(ctx, in, out);
         default:
             return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OPCODE);
         }

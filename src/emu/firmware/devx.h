@@ -196,6 +196,10 @@ fw_result fw_umem_destroy_cmd(emu_state &s, const umem *u);
 fw_result query_hca_cap_cmd(const context *ctx, const mailbox &in,
                             mailbox &out);
 
+/* QUERY_HCA_VPORT_CONTEXT (vport.cc) */
+fw_result query_hca_vport_context_cmd(const context *ctx, const mailbox &in,
+                                      mailbox &out);
+
 /* QP commands (devx_qp.cc) */
 bool is_qp_modify_opcode(uint16_t opcode);
 uint32_t qp_cmd_qpn(const mailbox &in);

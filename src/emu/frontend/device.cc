@@ -290,7 +290,7 @@ int emu_query_port(struct ibv_context *ibctx, uint8_t port_num,
     attr->pkey_tbl_len   = p->pkey_tbl_len;
     attr->lid            = p->lid;
     attr->sm_lid         = p->sm_lid;
-    attr->lmc            = 0;
+    attr->lmc            = p->lmc;
     attr->max_vl_num     = p->is_eth() ? 0 : 4;
     attr->subnet_timeout = p->is_eth() ? 0 : 18;
     attr->active_width   = 2;                       /* 4X */

@@ -64,6 +64,7 @@ constexpr unsigned ETH_GID_TABLE_LEN   = 256;
 constexpr unsigned IB_GID_TABLE_LEN    = 128;
 constexpr unsigned ETH_PKEY_TABLE_LEN  = 1;
 constexpr unsigned IB_PKEY_TABLE_LEN   = 128;
+constexpr unsigned MAX_LMC             = 7;   /* PortInfo's 3-bit LMC */
 
 /* Device limits; the verbs attributes and the HCA caps agree with them */
 constexpr unsigned LOG_MAX_QP          = 18;
@@ -130,7 +131,9 @@ struct port {
     enum ibv_mtu          active_mtu;
     std::string           fabric;
     uint16_t              lid;
+    uint8_t               lmc;
     uint16_t              sm_lid;
+    uint16_t              ooo_sl_mask;
     uint64_t              subnet_prefix;
     uint64_t              port_guid;
     uct_ib_emu_mac_t      mac;
@@ -144,6 +147,12 @@ struct port {
     bool is_eth() const
     {
         return link_layer == IBV_LINK_LAYER_ETHERNET;
+    }
+
+    /* whether @a dlid is one of the LIDs an InfiniBand port answers to */
+    bool has_lid(uint16_t dlid) const
+    {
+        return (lid != 0) && ((dlid >> lmc) == (lid >> lmc));
     }
 
     const gid_slot *gid(uint32_t index) const

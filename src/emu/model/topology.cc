@@ -161,7 +161,9 @@ ucs_status_t build_port(const device &dev, uint8_t num,
     p->fabric        = spec.fabric.empty() ?
                        dev.name + ":" + std::to_string(num) : spec.fabric;
     p->lid           = eth ? 0 : spec.lid;
+    p->lmc           = eth ? 0 : spec.lmc;
     p->sm_lid        = eth ? 0 : spec.sm_lid;
+    p->ooo_sl_mask   = eth ? 0 : spec.ooo_sl_mask;
     p->subnet_prefix = spec.subnet_prefix;
     p->port_guid     = (spec.port_guid != 0) ? spec.port_guid :
                        (0x02c9000000000000ull | (dev.index << 8) | num);
@@ -182,6 +184,16 @@ ucs_status_t build_port(const device &dev, uint8_t num,
         ((p->lid == 0) || (p->lid >= 0xc000))) {
         ucs_error("emu: %s:%u: an active InfiniBand port needs a unicast LID",
                   dev.name.c_str(), num);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!eth && ((spec.lmc > MAX_LMC) ||
+                 ((p->lid & ((1u << spec.lmc) - 1)) != 0) ||
+                 ((p->lid != 0) &&
+                  (p->lid + (1u << spec.lmc) - 1 >= 0xc000)))) {
+        ucs_error("emu: %s:%u: LMC %u does not fit LID 0x%x (at most %u, "
+                  "the LID aligned to the 2^LMC unicast LIDs it starts)",
+                  dev.name.c_str(), num, spec.lmc, p->lid, MAX_LMC);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -319,11 +331,16 @@ ucs_status_t check_fabric(const std::vector<std::unique_ptr<device>> &devices)
         }
 
         for (const port &p : dev->ports) {
-            if (!p.is_eth() && (p.lid != 0) &&
-                !lids.insert({p.fabric, p.lid}).second) {
-                ucs_error("emu: %s:%u: LID 0x%x is already used in subnet %s",
-                          dev->name.c_str(), p.num, p.lid, p.fabric.c_str());
-                return UCS_ERR_INVALID_PARAM;
+            for (unsigned i = 0; !p.is_eth() && (p.lid != 0) &&
+                                 (i < (1u << p.lmc)); ++i) {
+                const uint16_t lid = static_cast<uint16_t>(p.lid + i);
+
+                if (!lids.insert({p.fabric, lid}).second) {
+                    ucs_error("emu: %s:%u: LID 0x%x is already used in "
+                              "subnet %s", dev->name.c_str(), p.num, lid,
+                              p.fabric.c_str());
+                    return UCS_ERR_INVALID_PARAM;
+                }
             }
 
             if (p.is_eth() && !macs.insert({p.fabric, p.mac}).second) {

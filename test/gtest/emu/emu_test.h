@@ -149,6 +149,7 @@ constexpr field log_max_msg     {451,  5};
 constexpr field roce            {541,  1};
 constexpr field rc              {575,  1};
 constexpr field fl_rc_qp_when_roce_disabled {584, 1};
+constexpr field ooo_sl_mask     {312,  1};
 constexpr field max_wqe_sz_rq   {688, 16};
 constexpr field log_max_pd      {811,  5};
 } // namespace cap
@@ -162,6 +163,21 @@ constexpr field atomic_operations {144, 16};
 constexpr field atomic_size_qp    {176, 16};
 constexpr field atomic_size_dc    {208, 16};
 } // namespace atomic_caps
+
+/* QUERY_HCA_VPORT_CONTEXT */
+constexpr field other_vport     { 64,  1};
+constexpr field vport_port_num  { 76,  4};
+constexpr unsigned VPORT_CONTEXT = 128;
+constexpr size_t VPORT_OUT_BYTES = (128 + 4096) / 8;
+namespace vport {
+constexpr field port_state      {280,  4};
+constexpr field vport_state     {284,  4};
+constexpr field port_guid       {384, 64};
+constexpr field ooo_sl_mask     {656, 16};
+constexpr field lid             {768, 16};
+constexpr field lmc             {792,  3};
+constexpr field sm_lid          {800, 16};
+} // namespace vport
 
 /* Opcodes (opcodes.csv) */
 enum : uint16_t {
@@ -180,6 +196,7 @@ enum : uint16_t {
     SQD_RTS_QP      = 0x50c,
     INIT2INIT_QP    = 0x50e,
     QUERY_NIC_VPORT_CONTEXT = 0x754,
+    QUERY_HCA_VPORT_CONTEXT = 0x762, /* the PRM's; not in opcodes.csv */
     CREATE_UMEM     = 0xa08,
     DESTROY_UMEM    = 0xa0a
 };
@@ -324,7 +341,7 @@ inline std::string gid_hex(const uint8_t *raw)
 const uct_ib_emu_mac_t MAC_MLX5_0 = {0x02, 0xc9, 0x00, 0x00, 0x00, 0x01};
 const uct_ib_emu_mac_t MAC_MLX5_1 = {0x02, 0xc9, 0x00, 0x00, 0x00, 0x02};
 constexpr uint16_t LID_MLX5_2     = 0x11;
-constexpr uint16_t LID_MLX5_3     = 0x12;
+constexpr uint16_t LID_MLX5_3     = 0x12; /* LMC 1: 0x13 is its too */
 
 
 /* The resources a DevX QP needs, created on one context */

@@ -151,7 +151,8 @@ protected:
         ASSERT_NE(nullptr, m_ah);
     }
 
-    struct ibv_ah *create_ah()
+    /* dlid_bits and src_path_bits: ORed into the LIDs (InfiniBand) */
+    struct ibv_ah *create_ah(uint16_t dlid_bits = 0, uint8_t src_path_bits = 0)
     {
         struct ibv_ah_attr attr = {};
         struct ibv_port_attr port = {};
@@ -160,7 +161,8 @@ protected:
         attr.port_num = 1;
         attr.sl       = 3;
         if (!GetParam().eth) {
-            attr.dlid = port.lid;
+            attr.dlid          = port.lid | dlid_bits;
+            attr.src_path_bits = src_path_bits;
         }
         if (GetParam().gid_index >= 0) {
             attr.is_global       = 1;
@@ -590,3 +592,43 @@ INSTANTIATE_TEST_SUITE_P(link, test_emu_ud, testing::ValuesIn(links),
                          });
 
 } // namespace
+
+/* mlx5_3 answers to two LIDs (LMC 1): a datagram to the second arrives
+ * with its path bits in the completion, one past the range is not routed */
+TEST_P(test_emu_ud, lmc_path_bits)
+{
+    if (GetParam().eth) {
+        UCS_TEST_SKIP_R("LIDs are InfiniBand's");
+    }
+
+    struct ibv_port_attr src_port = {}, dst_port = {};
+    ASSERT_EQ(0, uct_ib_glue->query_port(m_src.ctx, 1, &src_port));
+    ASSERT_EQ(0, uct_ib_glue->query_port(m_dst.ctx, 1, &dst_port));
+    ASSERT_EQ(1, dst_port.lmc);
+    ASSERT_EQ(0, src_port.lmc);
+
+    to_rts(m_src.qp);
+    to_rts(m_dst.qp);
+    m_ah = create_ah(1, 0);
+    ASSERT_NE(nullptr, m_ah);
+
+    ASSERT_EQ(0, post_recv(m_dst, 1, 0, GRH_LEN + 64));
+    ASSERT_EQ(0, post_send(2, 0, 64));
+    std::vector<struct ibv_wc> s = poll(m_src), r = poll(m_dst);
+    ASSERT_EQ(1u, s.size());
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, r[0].status);
+    EXPECT_EQ(1, r[0].dlid_path_bits);
+    EXPECT_EQ(src_port.lid, r[0].slid);
+
+    /* 2^LMC LIDs and no more: 0x16 is nobody's */
+    EXPECT_EQ(0, uct_ib_glue->destroy_ah(m_ah));
+    m_ah = create_ah(4, 0);
+    ASSERT_NE(nullptr, m_ah);
+    ASSERT_EQ(0, post_recv(m_dst, 3, 0, GRH_LEN + 64));
+    ASSERT_EQ(0, post_send(4, 0, 64));
+    EXPECT_EQ(1u, poll(m_src).size()) << "UD: the sender is not told";
+    EXPECT_TRUE(poll(m_dst).empty());
+    EXPECT_EQ(1u, drops(UCT_IB_EMU_DROP_NO_ROUTE));
+}
+

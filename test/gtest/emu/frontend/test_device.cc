@@ -103,6 +103,7 @@ TEST_F(test_emu_device, query_port_infiniband)
     EXPECT_EQ(IBV_PORT_ACTIVE, attr.state);
     EXPECT_EQ(IBV_MTU_4096, attr.active_mtu);
     EXPECT_EQ(LID_MLX5_3, attr.lid);
+    EXPECT_EQ(1, attr.lmc) << "two LIDs, for two paths";
     EXPECT_EQ(1, attr.sm_lid);
     EXPECT_EQ(128, attr.gid_tbl_len);
     EXPECT_FALSE(attr.flags & IBV_QPF_GRH_REQUIRED);
@@ -208,7 +209,7 @@ TEST_F(test_emu_device, custom_topology)
 TEST_F(test_emu_device, inconsistent_topologies_are_refused)
 {
     uct_ib_emu_topology_t base = uct_ib_emu_default_topology();
-    std::vector<uct_ib_emu_topology_t> bad(6, base);
+    std::vector<uct_ib_emu_topology_t> bad(9, base);
     log_capture log;
 
     bad[0].devices[1].name = "mlx5_0";                       /* name twice */
@@ -216,8 +217,12 @@ TEST_F(test_emu_device, inconsistent_topologies_are_refused)
     bad[2].devices[0].ports[0].active_mtu = IBV_MTU_4096;
     bad[2].devices[0].ports[0].max_mtu    = IBV_MTU_2048;
     bad[3].devices[3].ports[0].lid = LID_MLX5_2;             /* LID twice */
+    bad[3].devices[3].ports[0].lmc = 0;
     bad[4].devices[1].ports[0].mac = MAC_MLX5_0;             /* MAC twice */
     bad[5].devices[0].ports.clear();
+    bad[6].devices[3].ports[0].lmc = 8;                      /* 3 bits */
+    bad[7].devices[3].ports[0].lid = LID_MLX5_3 + 1;         /* unaligned */
+    bad[8].devices[2].ports[0].lid = LID_MLX5_3 + 1;         /* in a range */
 
     for (size_t i = 0; i < bad.size(); ++i) {
         EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_ib_emu_set_topology(bad[i]))

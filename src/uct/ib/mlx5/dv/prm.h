@@ -283,7 +283,8 @@ enum uct_mlx5_cmd_op_t {
     UCT_MLX5_CMD_OP_CREATE_RMP      = 0x90c,
     UCT_MLX5_CMD_OP_MODIFY_RMP      = 0x90d,
     UCT_MLX5_CMD_OP_DESTROY_RMP     = 0x90e,
-    UCT_MLX5_CMD_OP_QUERY_RMP       = 0x90f
+    UCT_MLX5_CMD_OP_QUERY_RMP       = 0x90f,
+    UCT_MLX5_CMD_OP_QUERY_HCA_VPORT_CONTEXT = 0x762
 };
 
 /* wq.wq_type */
@@ -930,6 +931,7 @@ UCT_MLX5_PRM_FIELD(null_mkey,                                       281,  1);
 UCT_MLX5_PRM_FIELD(log_max_klm_list_size,                           282,  6);
 UCT_MLX5_PRM_FIELD(qpc_extension,                                   290,  1);
 UCT_MLX5_PRM_FIELD(log_max_ra_req_dc,                               298,  6);
+UCT_MLX5_PRM_FIELD(ooo_sl_mask,                                     312,  1);
 UCT_MLX5_PRM_FIELD(log_max_ra_res_dc,                               314,  6);
 UCT_MLX5_PRM_FIELD(sig_crc64_xp10,                                  327,  1);
 UCT_MLX5_PRM_FIELD(sig_crc32c,                                      328,  1);
@@ -1240,6 +1242,44 @@ UCT_MLX5_PRM_FIELD(status,       0,     8);
 UCT_MLX5_PRM_FIELD(syndrome,    32,    32);
 UCT_MLX5_PRM_EMBED(capability, 128, 32768, hca_cap_union);
 } // namespace query_hca_cap_out
+
+/* An InfiniBand port as its vport sees it: PortInfo's state and
+ * addresses, and the SLs the subnet routes out of order (ooo_sl_mask) */
+namespace hca_vport_context {
+UCT_MLX5_PRM_SIZE(4096);
+UCT_MLX5_PRM_FIELD(has_smi,                257,  1);
+UCT_MLX5_PRM_FIELD(grh_required,           259,  1);
+UCT_MLX5_PRM_FIELD(port_physical_state,    272,  4);
+UCT_MLX5_PRM_FIELD(vport_state_policy,     276,  4);
+UCT_MLX5_PRM_FIELD(port_state,             280,  4);
+UCT_MLX5_PRM_FIELD(vport_state,            284,  4);
+UCT_MLX5_PRM_FIELD(system_image_guid,      320, 64);
+UCT_MLX5_PRM_FIELD(port_guid,              384, 64);
+UCT_MLX5_PRM_FIELD(node_guid,              448, 64);
+UCT_MLX5_PRM_FIELD(cap_mask1,              512, 32);
+UCT_MLX5_PRM_FIELD(ooo_sl_mask,            656, 16);
+UCT_MLX5_PRM_FIELD(lid,                    768, 16);
+UCT_MLX5_PRM_FIELD(lmc,                    792,  3);
+UCT_MLX5_PRM_FIELD(subnet_timeout,         795,  5);
+UCT_MLX5_PRM_FIELD(sm_lid,                 800, 16);
+UCT_MLX5_PRM_FIELD(sm_sl,                  816,  4);
+} // namespace hca_vport_context
+
+namespace query_hca_vport_context_in {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(opcode,         0, 16);
+UCT_MLX5_PRM_FIELD(op_mod,        48, 16);
+UCT_MLX5_PRM_FIELD(other_vport,   64,  1);
+UCT_MLX5_PRM_FIELD(port_num,      76,  4);
+UCT_MLX5_PRM_FIELD(vport_number,  80, 16);
+} // namespace query_hca_vport_context_in
+
+namespace query_hca_vport_context_out {
+UCT_MLX5_PRM_SIZE(4224);
+UCT_MLX5_PRM_FIELD(status,       0,  8);
+UCT_MLX5_PRM_FIELD(syndrome,    32, 32);
+UCT_MLX5_PRM_EMBED(hca_vport_context, 128, 4096, hca_vport_context);
+} // namespace query_hca_vport_context_out
 
 /* The offsets every DevX RC connect relies on, as the PRM documents them */
 static_assert((init2rtr_qp_in::opcode::offset         ==    0) &&
