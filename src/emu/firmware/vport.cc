@@ -28,21 +28,31 @@ template <typename F>
 using vport_ctx = prm::at<prm::query_hca_vport_context_out::hca_vport_context,
                           F>;
 
+/* The output must reach the last field the PRM defines; what follows is
+ * reserved, and UCX 1.13.1's layout of the context ends 32 bits before
+ * the PRM's, so an output that stops there is answered in full */
+constexpr size_t OUT_MIN_BYTES =
+        (vport_ctx<prm::hca_vport_context::pkey_violation_counter>::offset +
+         prm::hca_vport_context::pkey_violation_counter::width) / 8;
+
 } // namespace
 
 fw_result query_hca_vport_context_cmd(const context *ctx, const mailbox &in,
                                       mailbox &out)
 {
     namespace v = prm::hca_vport_context;
-    fw_result result = check_mailboxes<prm::query_hca_vport_context_in::layout,
-                                       prm::query_hca_vport_context_out::layout>(
-            in, out);
     const device *dev = ctx->dev;
     unsigned port_num;
     const port *p;
 
-    if (result.status != UCT_IB_EMU_FW_OK) {
-        return result;
+    if (!in.fits<prm::query_hca_vport_context_in::layout>()) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_INPUT_LEN);
+    }
+    if (out.size() < OUT_MIN_BYTES) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_OUTPUT_LEN);
+    }
+    if (in.op_mod() != 0) {
+        return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OP_MOD);
     }
 
     if (uct_mlx5_prm_get<prm::query_hca_vport_context_in::other_vport>(
@@ -64,7 +74,8 @@ fw_result query_hca_vport_context_cmd(const context *ctx, const mailbox &in,
         return fw_fail(UCT_IB_EMU_SYND_VPORT_NOT_IB);
     }
 
-    uint32_t *o = out.dw();
+    mailbox full(prm::query_hca_vport_context_out::layout::size_bits / 8);
+    uint32_t *o = full.dw();
     const bool active = (p->state == IBV_PORT_ACTIVE);
 
     put<vport_ctx<v::has_smi>>(o, 1);
@@ -81,6 +92,7 @@ fw_result query_hca_vport_context_cmd(const context *ctx, const mailbox &in,
     put<vport_ctx<v::lmc>>(o, p->lmc);
     put<vport_ctx<v::subnet_timeout>>(o, SUBNET_TIMEOUT);
     put<vport_ctx<v::sm_lid>>(o, p->sm_lid);
+    full.copy_to(out.dw(), out.size());
     return FW_OK;
 }
 

@@ -1263,6 +1263,8 @@ UCT_MLX5_PRM_FIELD(lmc,                    792,  3);
 UCT_MLX5_PRM_FIELD(subnet_timeout,         795,  5);
 UCT_MLX5_PRM_FIELD(sm_lid,                 800, 16);
 UCT_MLX5_PRM_FIELD(sm_sl,                  816,  4);
+UCT_MLX5_PRM_FIELD(qkey_violation_counter, 832, 16);
+UCT_MLX5_PRM_FIELD(pkey_violation_counter, 848, 16);
 } // namespace hca_vport_context
 
 namespace query_hca_vport_context_in {
