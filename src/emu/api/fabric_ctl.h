@@ -22,6 +22,7 @@ struct uct_ib_emu_fabric_port_t {
     enum ibv_mtu                       active_mtu;
     std::string                        segment;
     uint16_t                           lid;
+    uint8_t                            lmc; /* 2^lmc LIDs from lid */
     uct_ib_emu_mac_t                   mac;
     bool                               drop_roce_v1;
     bool                               drop_roce_v2;

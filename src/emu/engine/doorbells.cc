@@ -47,6 +47,23 @@ const uint8_t *ring_wqe(const ring &r, uint16_t index)
     return r.buf + size_t(index & (r.cnt - 1)) * MLX5_SEND_WQE_BB;
 }
 
+/* Where the QP a foreign doorbell names rings, for its report */
+std::string foreign_detail(const device *dev, uint32_t qpn)
+{
+    auto it = dev->qps.find(qpn);
+    char buf[64];
+
+    if (it == dev->qps.end()) {
+        return "no such QP on this device";
+    }
+    if (it->second->uar == nullptr) {
+        return "it has no UAR page";
+    }
+    snprintf(buf, sizeof(buf), "it uses UAR page 0x%x",
+             it->second->uar->page_id);
+    return buf;
+}
+
 void report(emu_state &s, device *dev, uct_ib_emu_doorbell_error_t error,
             uint32_t qpn, uint16_t index, uint32_t page_id)
 {
@@ -55,10 +72,13 @@ void report(emu_state &s, device *dev, uct_ib_emu_doorbell_error_t error,
         return;
     }
     dev->doorbell_errors_reported |= 1u << error;
-    ucs_error("%s: doorbell of qp 0x%x, WQE %u, on UAR page 0x%x: %s (the "
-              "first of its kind on this device; all are counted)",
+    ucs_error("%s: doorbell of qp 0x%x, WQE %u, on UAR page 0x%x: %s%s%s "
+              "(the first of its kind on this device; all are counted)",
               dev->name.c_str(), qpn, index, page_id,
-              uct_ib_emu_doorbell_error_str(error));
+              uct_ib_emu_doorbell_error_str(error),
+              (error == UCT_IB_EMU_DOORBELL_FOREIGN_QP) ? "; " : "",
+              (error == UCT_IB_EMU_DOORBELL_FOREIGN_QP) ?
+              foreign_detail(dev, qpn).c_str() : "");
 }
 
 /* The half of @a page whose contents are @a words was rung: the record
@@ -74,14 +94,6 @@ void check_ring(emu_state &s, device *dev, uar_page *page,
 
     ++s.engine.doorbells_seen;
     if (q == nullptr) {
-        {
-            auto it = dev->qps.find(qpn);
-            std::string d = "DBG page ctx " + std::to_string((uintptr_t)page->ctx) + " found " + std::to_string(it != dev->qps.end());
-            if (it != dev->qps.end()) d += " qp uar " + std::to_string(it->second->uar ? it->second->uar->page_id : 0) + " ctx " + std::to_string((uintptr_t)it->second->ctx);
-            for (auto &e : dev->uar_pages) d += "; page " + std::to_string(e.first) + " ctx " + std::to_string((uintptr_t)e.second->ctx) + " refs " + std::to_string(e.second->refs) + " bf " + std::to_string(e.second->bf_used);
-            for (auto &e : dev->qps) d += "; qp " + std::to_string(e.first) + " uar " + std::to_string(e.second->uar ? e.second->uar->page_id : 0) + " ctx " + std::to_string((uintptr_t)e.second->ctx);
-            ucs_error("%s", d.c_str());
-        }
         report(s, dev, UCT_IB_EMU_DOORBELL_FOREIGN_QP, qpn, index,
                page->page_id);
         return;

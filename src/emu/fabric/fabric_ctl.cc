@@ -348,6 +348,7 @@ ucs_status_t uct_ib_emu_fabric_info(const std::string &fabric,
                 p.active_mtu   = static_cast<enum ibv_mtu>(d.port.active_mtu);
                 p.segment      = field_str(d.port.segment);
                 p.lid          = d.port.lid;
+                p.lmc          = d.port.lmc & 0x7; /* PortInfo's 3 bits */
                 p.drop_roce_v1 = d.port.drop_roce_v1;
                 p.drop_roce_v2 = d.port.drop_roce_v2;
                 std::copy(d.port.mac, d.port.mac + 6, p.mac.begin());

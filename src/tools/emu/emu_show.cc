@@ -78,6 +78,14 @@ std::string hex(unsigned value)
     return buf;
 }
 
+/* "LID 0x12", or with an LMC the range: "LID 0x12-0x13" */
+std::string lid_str(const uct_ib_emu_fabric_port_t &p)
+{
+    const unsigned last = p.lid + (1u << p.lmc) - 1;
+
+    return "LID " + hex(p.lid) + ((p.lmc > 0) ? "-" + hex(last) : "");
+}
+
 const char *state_str(enum ibv_port_state state)
 {
     switch (state) {
@@ -178,8 +186,8 @@ void print_ports(FILE *out, const uct_ib_emu_fabric_host_t &h)
     for (const auto &p : h.ports) {
         std::vector<std::string> row = {
             port_name(p), is_eth(p) ? "Ethernet" : "IB", state_str(p.state),
-            mtu_str(p.active_mtu), is_eth(p) ? mac_str(p.mac) : "LID " +
-            hex(p.lid), p.segment, is_eth(p) ? drop_flags(p) : "-", "", "", ""
+            mtu_str(p.active_mtu), is_eth(p) ? mac_str(p.mac) : lid_str(p),
+            p.segment, is_eth(p) ? drop_flags(p) : "-", "", "", ""
         };
 
         if (p.gids.empty()) {
@@ -247,13 +255,14 @@ owner find_owner(const uct_ib_emu_fabric_info_t &info,
     return {nullptr, nullptr};
 }
 
-/* The InfiniBand port with LID @a lid on @a subnet */
+/* The InfiniBand port that answers to LID @a lid on @a subnet */
 owner find_lid_owner(const uct_ib_emu_fabric_info_t &info,
                      const std::string &subnet, uint16_t lid)
 {
     for (const auto &h : info.hosts) {
         for (const auto &p : h.ports) {
-            if (!is_eth(p) && (p.segment == subnet) && (p.lid == lid)) {
+            if (!is_eth(p) && (p.segment == subnet) && (p.lid != 0) &&
+                ((lid >> p.lmc) == (p.lid >> p.lmc))) {
                 return {&h, &p};
             }
         }

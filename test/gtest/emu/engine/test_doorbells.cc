@@ -173,4 +173,5 @@ TEST_F(test_emu_doorbells, a_qp_rung_on_a_page_it_does_not_use) {
     EXPECT_EQ(1u, errors(UCT_IB_EMU_DOORBELL_FOREIGN_QP));
     EXPECT_EQ(1u, log.count(UCS_LOG_LEVEL_ERROR, "mlx5_1: doorbell of qp"))
             << log.dump();
+    EXPECT_EQ(1u, log.count("no such QP on this device")) << log.dump();
 }
