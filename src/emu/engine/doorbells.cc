@@ -159,40 +159,43 @@ void read_half(const uint8_t *bf, uint64_t *words)
 
 } // namespace
 
+void doorbell_check_page(emu_state &s, device *dev, uar_page *page)
+{
+    for (unsigned r = 0; r < UAR_BF_REGS; ++r) {
+        uint64_t words[2][BB_WORDS];
+        bool     rung[2];
+
+        for (unsigned h = 0; h < 2; ++h) {
+            uar_page::bf_half &half = page->bf_halves[2 * r + h];
+
+            read_half(page->mem.bytes() + UAR_BF_OFFSET +
+                      r * UAR_BF_REG_SIZE + h * BF_BUF_SIZE, words[h]);
+            rung[h] = (words[h][0] != half.seen[0]);
+            if (rung[h]) {
+                check_ring(s, dev, page, words[h]);
+                memcpy(half.seen, words[h], sizeof(half.seen));
+                half.pending = !page->nc;
+            }
+        }
+
+        /* a half the program left for the other one holds its last
+         * ring whole */
+        for (unsigned h = 0; h < 2; ++h) {
+            uar_page::bf_half &half = page->bf_halves[2 * r + h];
+
+            if (half.pending && !rung[h] && rung[1 - h]) {
+                check_settled(s, dev, page, &half, words[h]);
+                memcpy(half.settled, words[h], sizeof(half.settled));
+                half.pending = false;
+            }
+        }
+    }
+}
+
 void doorbell_check(emu_state &s, device *dev)
 {
     for (const auto &entry : dev->uar_pages) {
-        uar_page *page = entry.second;
-
-        for (unsigned r = 0; r < UAR_BF_REGS; ++r) {
-            uint64_t words[2][BB_WORDS];
-            bool     rung[2];
-
-            for (unsigned h = 0; h < 2; ++h) {
-                uar_page::bf_half &half = page->bf_halves[2 * r + h];
-
-                read_half(page->mem.bytes() + UAR_BF_OFFSET +
-                          r * UAR_BF_REG_SIZE + h * BF_BUF_SIZE, words[h]);
-                rung[h] = (words[h][0] != half.seen[0]);
-                if (rung[h]) {
-                    check_ring(s, dev, page, words[h]);
-                    memcpy(half.seen, words[h], sizeof(half.seen));
-                    half.pending = !page->nc;
-                }
-            }
-
-            /* a half the program left for the other one holds its last
-             * ring whole */
-            for (unsigned h = 0; h < 2; ++h) {
-                uar_page::bf_half &half = page->bf_halves[2 * r + h];
-
-                if (half.pending && !rung[h] && rung[1 - h]) {
-                    check_settled(s, dev, page, &half, words[h]);
-                    memcpy(half.settled, words[h], sizeof(half.settled));
-                    half.pending = false;
-                }
-            }
-        }
+        doorbell_check_page(s, dev, entry.second);
     }
 }
 

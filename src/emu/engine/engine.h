@@ -275,6 +275,9 @@ bool recv_flush(emu_state &s, qp *q);
  * (doorbells.cc); before the send queues run, so their WQEs are still in
  * the rings */
 void doorbell_check(emu_state &s, device *dev);
+/* The same for one page: a QP's destroy runs it first, since the rings a
+ * program made before the destroy command reached the device before it */
+void doorbell_check_page(emu_state &s, device *dev, uar_page *page);
 
 
 /* ------------------------------------------------------------------------

@@ -873,8 +873,9 @@ struct qp_spec {
  * and owned by its context */
 qp *qp_install(std::unique_ptr<qp> q, const qp_spec &spec);
 
-/* What qp_install took, given back: the references and the index */
-void qp_release_resources(qp *q);
+/* What qp_install took, given back: the references and the index, once
+ * the rings on its UAR page were judged */
+void qp_release_resources(emu_state &s, qp *q);
 
 /* Where an SRQ's ring and doorbell record are: a verbs SRQ's own buffers,
  * or a DevX RMP's umems (objects.cc) */

@@ -13,9 +13,9 @@ namespace uct_ib_emu {
 
 namespace {
 
-void devx_qp_destroy(qp *q)
+void devx_qp_destroy(emu_state &s, qp *q)
 {
-    qp_release_resources(q);
+    qp_release_resources(s, q);
     remove_object(q->ctx, q);
 }
 
@@ -128,7 +128,7 @@ void verbs_qp_destroy_locked(emu_state &s, qp *q)
     cq_remove_verbs_cqes(q->send_cq, q->qpn);
     cq_remove_verbs_cqes(q->recv_cq, q->qpn);
     unregister_handle(s, &q->ibv);
-    qp_release_resources(q);
+    qp_release_resources(s, q);
     remove_object(q->ctx, q);
 }
 
@@ -140,7 +140,7 @@ void devx_obj_destroy_locked(emu_state &s, devx_obj *obj)
     } else if (obj->mkey != nullptr) {
         devx_mkey_destroy(obj->mkey);
     } else {
-        devx_qp_destroy(obj->qp);
+        devx_qp_destroy(s, obj->qp);
     }
     unregister_handle(s, obj);
     remove_object(obj->ctx, obj);

@@ -5,6 +5,7 @@
  * verbs QP's work requests (frontend/verbs_wr.cc), which the engine flushes
  * too when it moves the QP to ERR.
  */
+#include <emu/engine/engine.h>
 #include <emu/fabric/host_topology.h>
 
 
@@ -87,10 +88,13 @@ void qp::reset_connection()
     ah_attr       = {};
 }
 
-void qp_release_resources(qp *q)
+void qp_release_resources(emu_state &s, qp *q)
 {
     device *dev = q->ctx->dev;
 
+    if (q->uar != nullptr) {
+        doorbell_check_page(s, dev, q->uar);
+    }
     dev->qps.erase(q->qpn);
     --q->pd->refs;
     if (q->send_cq != nullptr) {

@@ -175,3 +175,20 @@ TEST_F(test_emu_doorbells, a_qp_rung_on_a_page_it_does_not_use) {
             << log.dump();
     EXPECT_EQ(1u, log.count("no such QP on this device")) << log.dump();
 }
+
+/* A ring the device did not look at before the QP's destroy command is
+ * judged with its QP: the program rang before it destroyed */
+TEST_F(test_emu_doorbells, a_ring_just_before_the_destroy_is_judged_with_its_qp) {
+    connect_pair(m_a, m_b);
+    uct_ib_emu_counters_reset();
+
+    auto wqe = write_wqe(m_a, nop(m_a));
+    ring_sq(m_a);
+    bf_copy(bf_half(m_a, 0), wqe);
+    EXPECT_EQ(0u, uct_ib_emu_counters().doorbells_seen) << "no pass yet";
+    EXPECT_EQ(0, uct_ib_glue->devx_obj_destroy(m_a.qp.obj));
+    m_a.qp.obj = nullptr;
+
+    EXPECT_EQ(1u, uct_ib_emu_counters().doorbells_seen);
+    EXPECT_EQ(0u, uct_ib_emu_counters().doorbell_error_count());
+}
