@@ -10,6 +10,13 @@
 # programs' output, not only their exit codes:
 #   bindings  every ibv_* symbol ibv_rc_pingpong imports binds to the preload
 #             library, none to the system's libibverbs
+#   entry points  every libibverbs entry point a program may call is the
+#             preload's (but the provider interface and the functions the
+#             system library answers without a provider: rate conversions,
+#             fork ranges, sysfs paths); contrib/verbs-check/
+#             verbs_entry_points.c calls those our library does not use:
+#             the GID table, fork state, P_Key index, data in order, and
+#             the refusals (EOPNOTSUPP) of what the model has not got
 #   devices   ibv_devices lists mlx5_0..mlx5_3 with their node GUIDs
 #   sysfs     readlink of each device's class entry, its device and the
 #             device's driver (mlx5_core), as Open MPI reads it
@@ -79,6 +86,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/dropin-check.XXXXXX")
 fabric=dropin-check-$$
 passed=0
+skipped=0
 failed=0
 wrap=() # a command the programs run under (valgrind)
 
@@ -106,6 +114,11 @@ ok() {
 fail() {
     echo "dropin: FAILED: $*"
     failed=$((failed + 1))
+}
+
+skip() {
+    echo "dropin: SKIPPED: $*"
+    skipped=$((skipped + 1))
 }
 
 # show FILE: a program's output, indented, for a failure's context
@@ -161,6 +174,37 @@ elif [ $bad -eq 0 ]; then
     ok "bindings: the $(wc -w <<<"$imports") ibv_* imports of ibv_rc_pingpong bind to the preload library"
 else
     fail "bindings: the imports above do not bind to $preload"
+fi
+
+# --- entry points: what the system's libibverbs would run itself is only
+# what needs no provider; anything else would reach the unfilled private
+# part of the model's contexts and crash
+provider_free='^(ibv_cmd_|verbs_|_verbs_|__|IBVERBS_|execute_ioctl$|ibv_copy_.*_kern$|ibv_register_driver$|ibv_resolve_eth_l2_from_gid$|ibv_rate_to_|mbps_to_ibv_rate$|mult_to_ibv_rate$|ibv_dofork_range$|ibv_dontfork_range$|ibv_get_sysfs_path$|ibv_read_ibdev_sysfs_file$)'
+system_lib=$(ldconfig -p | awk '/libibverbs\.so\.1 .*x86-64/ {print $NF; exit}')
+if [ -z "$system_lib" ] || [ ! -f "$system_lib" ]; then
+    skip "entry points: the system's libibverbs.so.1 is not found"
+else
+    missing=$(comm -23 <(nm -D --defined-only "$system_lib" | awk '{sub(/@.*/, "", $3); print $3}' | sort -u) \
+                       <(nm -D --defined-only "$preload_lib" | awk '{sub(/@.*/, "", $3); print $3}' | sort -u) |
+              grep -Ev "$provider_free")
+    if [ -z "$missing" ]; then
+        ok "entry points: every libibverbs entry point that needs a provider is the preload's"
+    else
+        fail "entry points: left to the system's libibverbs (a crash): $(paste -sd ' ' <<<"$missing")"
+    fi
+fi
+if ! command -v cc >/dev/null; then
+    skip "entry points: cc not installed"
+elif ! cc -std=c11 -O2 -Wall -Werror -pedantic \
+        "$top/contrib/verbs-check/verbs_entry_points.c" \
+        -o "$work/verbs_entry_points" -libverbs >"$work/verbs-cc.txt" 2>&1; then
+    fail "entry points: verbs_entry_points.c does not build"
+    show "$work/verbs-cc.txt"
+elif run verbs-entry-points "$work/verbs_entry_points" &&
+     grep -q '^checked [0-9]* entry points, 0 failed' "$work/verbs-entry-points.log"; then
+    ok "entry points: $(tail -1 "$work/verbs-entry-points.log")"
+else
+    fail "entry points: verbs_entry_points"; show "$work/verbs-entry-points.log"
 fi
 
 # --- devices
@@ -308,12 +352,6 @@ if [ -z "$asan" ] && command -v valgrind >/dev/null; then
 fi
 
 # --- ucx_info: UCX 1.13.1 on the emulated devices
-skipped=0
-skip() {
-    echo "dropin: SKIPPED: $*"
-    skipped=$((skipped + 1))
-}
-
 ucx_info_check() {
     local log=$work/ucx_info.log dev tl
 

@@ -47,8 +47,6 @@
 #undef ibv_query_port
 #undef ibv_reg_mr
 
-#define PRELOAD_EXPORT extern "C" __attribute__((visibility("default")))
-
 namespace {
 
 constexpr const char *LOG_PREFIX   = "libucx_mlx5_emu_preload";
@@ -189,6 +187,13 @@ const model *get_model()
 uct_ib_emu_dropin_sigaction_func_t preload_model_sigaction()
 {
     return model_sigaction.load(std::memory_order_acquire);
+}
+
+const uct_ib_glue_ops_t *preload_glue_ops()
+{
+    const model *m = get_model();
+
+    return (m == nullptr) ? nullptr : m->glue;
 }
 
 const uct_ib_emu_dropin_ops_t *preload_dropin_ops()

@@ -6,6 +6,13 @@
 #define UCT_IB_EMU_FRONTEND_PRELOAD_PRELOAD_H_
 
 #include <emu/api/dropin.h>
+#include <uct/api/tools/ib_glue.h>
+
+#define PRELOAD_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* The model's glue table, loading the model on the first call; NULL (errno
+ * ENOSYS) when it cannot be loaded */
+const uct_ib_glue_ops_t *preload_glue_ops();
 
 /* The model's drop-in table, loading the model on the first call; NULL
  * (errno ENOSYS) when it cannot be loaded, and while this thread is loading

@@ -1,0 +1,270 @@
+/*
+ * The libibverbs entry points unmodified programs call beyond those our
+ * library uses. Without a definition here they would run the system
+ * library's code, which reaches the provider through the private part of
+ * a verbs_context that the model does not fill, and crash. Served from the
+ * model: the GID table, the fork state, the P_Key index, whether a QP's
+ * data lands in order, registration with an IOVA. Refused as rdma-core
+ * refuses an operation its provider lacks (EOPNOTSUPP), because the model
+ * has not got them: resizing a CQ, SRQ attributes, multicast groups, ECE,
+ * an address handle from a completion, re-registration, dma-buf
+ * registration and objects imported from another process.
+ */
+#include <emu/frontend/preload/preload.h>
+
+#include <cerrno>
+#include <cstring>
+
+/* verbs.h wraps it in a macro of the same name: define the symbol itself */
+#undef ibv_reg_mr_iova
+
+
+namespace {
+
+/* Every valid entry of every port, at @a entries with a stride of
+ * @a entry_size: their count, or a negative errno */
+ssize_t gid_table(const uct_ib_glue_ops_t *glue, struct ibv_context *context,
+                  uint8_t *entries, size_t max_entries, size_t entry_size)
+{
+    struct ibv_device_attr dev_attr;
+    size_t count = 0;
+    int ret;
+
+    ret = glue->query_device(context, &dev_attr);
+    if (ret != 0) {
+        return -ret;
+    }
+
+    for (uint32_t port = 1; port <= dev_attr.phys_port_cnt; ++port) {
+        struct ibv_port_attr port_attr;
+
+        ret = glue->query_port(context, static_cast<uint8_t>(port),
+                               &port_attr);
+        if (ret != 0) {
+            return -ret;
+        }
+
+        for (int index = 0; index < port_attr.gid_tbl_len; ++index) {
+            struct ibv_gid_entry entry;
+
+            ret = glue->query_gid_ex(context, port, index, &entry, 0);
+            if (ret == ENODATA) {
+                continue; /* an empty slot */
+            } else if (ret != 0) {
+                return -ret;
+            } else if (count == max_entries) {
+                return -EINVAL; /* the caller's array is too small */
+            }
+            memcpy(entries + count * entry_size, &entry, sizeof(entry));
+            ++count;
+        }
+    }
+
+    return static_cast<ssize_t>(count);
+}
+
+} // namespace
+
+
+PRELOAD_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+                                            struct ibv_gid_entry *entries,
+                                            size_t max_entries, uint32_t flags,
+                                            size_t entry_size)
+{
+    const uct_ib_glue_ops_t *glue = preload_glue_ops();
+
+    if (glue == nullptr) {
+        return -ENOSYS;
+    }
+    if ((flags != 0) || (max_entries == 0) ||
+        (entry_size < sizeof(struct ibv_gid_entry))) {
+        return -EINVAL;
+    }
+
+    return gid_table(glue, context, reinterpret_cast<uint8_t*>(entries),
+                     max_entries, entry_size);
+}
+
+/* The emulated device's memory is the process's: a child breaks nothing the
+ * parent registered, with or without ibv_fork_init() */
+PRELOAD_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+    return (preload_glue_ops() == nullptr) ? IBV_FORK_DISABLED :
+                                             IBV_FORK_UNNEEDED;
+}
+
+/* The device promises no order of data within a message (its cap
+ * qp_data_in_order is 0), so neither does a QP: 0, with or without
+ * IBV_QUERY_QP_DATA_IN_ORDER_RETURN_CAPS */
+PRELOAD_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp * /* qp */,
+                                              enum ibv_wr_opcode /* op */,
+                                              uint32_t /* flags */)
+{
+    return 0;
+}
+
+PRELOAD_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
+                                              size_t length, uint64_t iova,
+                                              int access)
+{
+    return ibv_reg_mr_iova2(pd, addr, length, iova,
+                            static_cast<unsigned>(access));
+}
+
+/* The index of @a pkey in the port's P_Key table (the full member bit
+ * included), or -1 with errno ENOENT */
+PRELOAD_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
+                                      uint8_t port_num, __be16 pkey)
+{
+    const uct_ib_glue_ops_t *glue            = preload_glue_ops();
+    const uct_ib_emu_dropin_ops_t *dropin    = preload_dropin_ops();
+    struct ibv_port_attr port_attr;
+    __be16 entry;
+    int ret;
+
+    if ((glue == nullptr) || (dropin == nullptr)) {
+        return -1;
+    }
+
+    ret = glue->query_port(context, port_num, &port_attr);
+    if (ret != 0) {
+        errno = ret;
+        return -1;
+    }
+
+    for (int index = 0; index < port_attr.pkey_tbl_len; ++index) {
+        if ((dropin->query_pkey(context, port_num, index, &entry) == 0) &&
+            (entry == pkey)) {
+            return index;
+        }
+    }
+
+    errno = ENOENT;
+    return -1;
+}
+
+
+/* ------------------------------------------------------------------------
+ * What the model has not got
+ */
+
+namespace {
+
+template <typename T>
+T *refuse_ptr()
+{
+    errno = EOPNOTSUPP;
+    return nullptr;
+}
+
+} // namespace
+
+PRELOAD_EXPORT int ibv_resize_cq(struct ibv_cq * /* cq */, int /* cqe */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT int ibv_modify_srq(struct ibv_srq * /* srq */,
+                                  struct ibv_srq_attr * /* srq_attr */,
+                                  int /* srq_attr_mask */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT int ibv_query_srq(struct ibv_srq * /* srq */,
+                                 struct ibv_srq_attr * /* srq_attr */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT int ibv_attach_mcast(struct ibv_qp * /* qp */, const union ibv_gid * /* gid */,
+                                    uint16_t /* lid */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT int ibv_detach_mcast(struct ibv_qp * /* qp */, const union ibv_gid * /* gid */,
+                                    uint16_t /* lid */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT int ibv_set_ece(struct ibv_qp * /* qp */, struct ibv_ece * /* ece */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT int ibv_query_ece(struct ibv_qp * /* qp */, struct ibv_ece * /* ece */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd * /* pd */,
+                                                uint64_t /* offset */, size_t /* length */,
+                                                uint64_t /* iova */, int /* fd */,
+                                                int /* access */)
+{
+    return refuse_ptr<struct ibv_mr>();
+}
+
+PRELOAD_EXPORT int ibv_init_ah_from_wc(struct ibv_context * /* context */,
+                                       uint8_t /* port_num */, struct ibv_wc * /* wc */,
+                                       struct ibv_grh * /* grh */,
+                                       struct ibv_ah_attr * /* ah_attr */)
+{
+    return EOPNOTSUPP;
+}
+
+PRELOAD_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd * /* pd */,
+                                                    struct ibv_wc * /* wc */,
+                                                    struct ibv_grh * /* grh */,
+                                                    uint8_t /* port_num */)
+{
+    return refuse_ptr<struct ibv_ah>();
+}
+
+PRELOAD_EXPORT int ibv_rereg_mr(struct ibv_mr * /* mr */, int /* flags */,
+                                struct ibv_pd * /* pd */, void * /* addr */,
+                                size_t /* length */, int /* access */)
+{
+    errno = EOPNOTSUPP;
+    return IBV_REREG_MR_ERR_INPUT;
+}
+
+/* Objects shared from another process's context: the model's contexts
+ * are the process's own */
+PRELOAD_EXPORT struct ibv_context *ibv_import_device(int /* cmd_fd */)
+{
+    return refuse_ptr<struct ibv_context>();
+}
+
+PRELOAD_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context * /* context */,
+                                            uint32_t /* pd_handle */)
+{
+    return refuse_ptr<struct ibv_pd>();
+}
+
+PRELOAD_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd * /* pd */,
+                                            uint32_t /* mr_handle */)
+{
+    return refuse_ptr<struct ibv_mr>();
+}
+
+PRELOAD_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context * /* context */,
+                                            uint32_t /* dm_handle */)
+{
+    return refuse_ptr<struct ibv_dm>();
+}
+
+/* nothing was imported: nothing to give back */
+PRELOAD_EXPORT void ibv_unimport_pd(struct ibv_pd * /* pd */)
+{
+}
+
+PRELOAD_EXPORT void ibv_unimport_mr(struct ibv_mr * /* mr */)
+{
+}
+
+PRELOAD_EXPORT void ibv_unimport_dm(struct ibv_dm * /* dm */)
+{
+}
