@@ -10,13 +10,14 @@
 # programs' output, not only their exit codes:
 #   bindings  every ibv_* symbol ibv_rc_pingpong imports binds to the preload
 #             library, none to the system's libibverbs
-#   entry points  every libibverbs entry point a program may call is the
-#             preload's (but the provider interface and the functions the
-#             system library answers without a provider: rate conversions,
-#             fork ranges, sysfs paths); contrib/verbs-check/
+#   entry points  every libibverbs and libmlx5 entry point a program may
+#             call is the preload's (but the provider interface and what
+#             the system library answers without a provider: rate
+#             conversions, fork ranges, sysfs paths); contrib/verbs-check/
 #             verbs_entry_points.c calls those our library does not use:
-#             the GID table, fork state, P_Key index, data in order, and
-#             the refusals (EOPNOTSUPP) of what the model has not got
+#             the GID table, fork state, P_Key index, data in order, a
+#             umem with a page size bitmap, and the refusals (EOPNOTSUPP)
+#             of what the model has not got
 #   devices   ibv_devices lists mlx5_0..mlx5_3 with their node GUIDs
 #   sysfs     readlink of each device's class entry, its device and the
 #             device's driver (mlx5_core), as Open MPI reads it
@@ -180,24 +181,26 @@ fi
 # what needs no provider; anything else would reach the unfilled private
 # part of the model's contexts and crash
 provider_free='^(ibv_cmd_|verbs_|_verbs_|__|IBVERBS_|execute_ioctl$|ibv_copy_.*_kern$|ibv_register_driver$|ibv_resolve_eth_l2_from_gid$|ibv_rate_to_|mbps_to_ibv_rate$|mult_to_ibv_rate$|ibv_dofork_range$|ibv_dontfork_range$|ibv_get_sysfs_path$|ibv_read_ibdev_sysfs_file$)'
-system_lib=$(ldconfig -p | awk '/libibverbs\.so\.1 .*x86-64/ {print $NF; exit}')
-if [ -z "$system_lib" ] || [ ! -f "$system_lib" ]; then
-    skip "entry points: the system's libibverbs.so.1 is not found"
-else
+for lib in libibverbs libmlx5; do
+    system_lib=$(ldconfig -p | awk -v l="$lib.so.1" '$1 == l && /x86-64/ {print $NF; exit}')
+    if [ -z "$system_lib" ] || [ ! -f "$system_lib" ]; then
+        skip "entry points: the system's $lib.so.1 is not found"
+        continue
+    fi
     missing=$(comm -23 <(nm -D --defined-only "$system_lib" | awk '{sub(/@.*/, "", $3); print $3}' | sort -u) \
                        <(nm -D --defined-only "$preload_lib" | awk '{sub(/@.*/, "", $3); print $3}' | sort -u) |
-              grep -Ev "$provider_free")
+              grep -Ev "$provider_free|^MLX5_")
     if [ -z "$missing" ]; then
-        ok "entry points: every libibverbs entry point that needs a provider is the preload's"
+        ok "entry points: every $lib entry point that needs a provider is the preload's"
     else
-        fail "entry points: left to the system's libibverbs (a crash): $(paste -sd ' ' <<<"$missing")"
+        fail "entry points: left to the system's $lib (a crash): $(paste -sd ' ' <<<"$missing")"
     fi
-fi
+done
 if ! command -v cc >/dev/null; then
     skip "entry points: cc not installed"
 elif ! cc -std=c11 -O2 -Wall -Werror -pedantic \
         "$top/contrib/verbs-check/verbs_entry_points.c" \
-        -o "$work/verbs_entry_points" -libverbs >"$work/verbs-cc.txt" 2>&1; then
+        -o "$work/verbs_entry_points" -libverbs -lmlx5 >"$work/verbs-cc.txt" 2>&1; then
     fail "entry points: verbs_entry_points.c does not build"
     show "$work/verbs-cc.txt"
 elif run verbs-entry-points "$work/verbs_entry_points" &&

@@ -1,14 +1,16 @@
 /*
- * The libibverbs entry points our library does not call, as an unmodified
- * program calls them on the emulated devices (run under the preload by
- * contrib/dropin-check.sh): the GID table, the fork state, the P_Key index
- * and data-in-order answer as rdma-core documents them, and the operations
- * the model has not got are refused with EOPNOTSUPP, never a crash.
+ * The libibverbs and libmlx5 entry points our library does not call, as an
+ * unmodified program calls them on the emulated devices (run under the
+ * preload by contrib/dropin-check.sh): the GID table, the fork state, the
+ * P_Key index, data-in-order and mlx5dv_devx_umem_reg_ex answer as
+ * rdma-core documents them, and the operations the model has not got are
+ * refused with EOPNOTSUPP, never a crash.
  * Prints one line per check and "checked N entry points"; exit 0 when all
  * passed.
  */
 #define _DEFAULT_SOURCE /* htobe16 */
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
 #include <endian.h>
@@ -65,6 +67,54 @@ static void gid_table(struct ibv_context *ctx, int expected)
     }
     check(ibv_query_gid_table(ctx, entries, 8, 1) == -EINVAL,
           "ibv_query_gid_table: -EINVAL for flags");
+}
+
+/* libmlx5: a umem with a page size bitmap; refusals of DR steering, the
+ * clock and the port query */
+static void mlx5_entry_points(void)
+{
+    struct mlx5dv_context_attr dv_attr = {.flags = MLX5DV_CONTEXT_FLAGS_DEVX};
+    struct ibv_device **list = ibv_get_device_list(NULL);
+    struct mlx5dv_devx_umem_in in;
+    struct mlx5dv_devx_umem *umem;
+    struct mlx5dv_clock_info clock;
+    struct mlx5dv_port port;
+    struct ibv_context *ctx;
+    static char region[8192] __attribute__((aligned(4096)));
+
+    ctx = ((list != NULL) && (list[0] != NULL)) ?
+          mlx5dv_open_device(list[0], &dv_attr) : NULL;
+    check(ctx != NULL, "mlx5dv_open_device with DevX");
+    if (list != NULL) {
+        ibv_free_device_list(list);
+    }
+    if (ctx == NULL) {
+        return;
+    }
+
+    memset(&in, 0, sizeof(in));
+    in.addr        = region;
+    in.size        = sizeof(region);
+    in.access      = IBV_ACCESS_LOCAL_WRITE;
+    in.pgsz_bitmap = ~0ull;
+    umem = mlx5dv_devx_umem_reg_ex(ctx, &in);
+    check(umem != NULL, "mlx5dv_devx_umem_reg_ex");
+    if (umem != NULL) {
+        check(mlx5dv_devx_umem_dereg(umem) == 0, "mlx5dv_devx_umem_dereg");
+    }
+    in.pgsz_bitmap = 1ull << 21; /* only 2 MiB pages */
+    check((mlx5dv_devx_umem_reg_ex(ctx, &in) == NULL) && (errno == EINVAL),
+          "mlx5dv_devx_umem_reg_ex: EINVAL for pages above the memory's");
+
+    errno = 0;
+    check((mlx5dv_dr_domain_create(ctx, MLX5DV_DR_DOMAIN_TYPE_NIC_RX) ==
+           NULL) && (errno == EOPNOTSUPP),
+          "mlx5dv_dr_domain_create: EOPNOTSUPP");
+    check(mlx5dv_get_clock_info(ctx, &clock) == EOPNOTSUPP,
+          "mlx5dv_get_clock_info: EOPNOTSUPP");
+    check(mlx5dv_query_port(ctx, 1, &port) == EOPNOTSUPP,
+          "mlx5dv_query_port: EOPNOTSUPP");
+    check(ibv_close_device(ctx) == 0, "ibv_close_device (DevX)");
 }
 
 int main(void)
@@ -154,6 +204,7 @@ int main(void)
           (errno == EOPNOTSUPP), "ibv_reg_dmabuf_mr: EOPNOTSUPP");
 
     check(ibv_destroy_cq(cq) == 0, "ibv_destroy_cq");
+    mlx5_entry_points();
     check(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
     check((ibv_close_device(eth) == 0) && (ibv_close_device(ib) == 0),
           "ibv_close_device");
