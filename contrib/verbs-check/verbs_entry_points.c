@@ -2,9 +2,9 @@
  * The libibverbs and libmlx5 entry points our library does not call, as an
  * unmodified program calls them on the emulated devices (run under the
  * preload by contrib/dropin-check.sh): the GID table, the fork state, the
- * P_Key index, data-in-order and mlx5dv_devx_umem_reg_ex answer as
- * rdma-core documents them, and the operations the model has not got are
- * refused with EOPNOTSUPP, never a crash.
+ * P_Key index, data-in-order, SRQ limits and mlx5dv_devx_umem_reg_ex
+ * answer as rdma-core documents them, and the operations the model has not
+ * got are refused with EOPNOTSUPP, never a crash.
  * Prints one line per check and "checked N entry points"; exit 0 when all
  * passed.
  */
@@ -192,11 +192,16 @@ int main(void)
     check(srq != NULL, "ibv_create_srq");
     if (srq != NULL) {
         memset(&srq_attr, 0, sizeof(srq_attr));
-        check(ibv_query_srq(srq, &srq_attr) == EOPNOTSUPP,
-              "ibv_query_srq: EOPNOTSUPP");
+        check((ibv_query_srq(srq, &srq_attr) == 0) &&
+              (srq_attr.max_wr >= 16) && (srq_attr.srq_limit == 0),
+              "ibv_query_srq: max_wr, no limit armed");
         srq_attr.srq_limit = 4;
-        check(ibv_modify_srq(srq, &srq_attr, IBV_SRQ_LIMIT) == EOPNOTSUPP,
-              "ibv_modify_srq: EOPNOTSUPP");
+        check(ibv_modify_srq(srq, &srq_attr, IBV_SRQ_LIMIT) == 0,
+              "ibv_modify_srq: the limit armed");
+        check((ibv_query_srq(srq, &srq_attr) == 0) &&
+              (srq_attr.srq_limit == 4), "ibv_query_srq: the limit");
+        check(ibv_modify_srq(srq, &srq_attr, IBV_SRQ_MAX_WR) == EINVAL,
+              "ibv_modify_srq: EINVAL for a resize, as mlx5");
         check(ibv_destroy_srq(srq) == 0, "ibv_destroy_srq");
     }
     errno = 0;

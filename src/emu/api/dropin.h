@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define UCT_IB_EMU_DROPIN_VERSION 3
+#define UCT_IB_EMU_DROPIN_VERSION 4
 #define UCT_IB_EMU_DROPIN_SYMBOL  "uct_ib_emu_dropin_ops"
 
 typedef struct uct_ib_emu_dropin_ops {
@@ -74,6 +74,12 @@ typedef struct uct_ib_emu_dropin_ops {
                           void *out, size_t outlen);
     int (*devx_qp_query)(struct ibv_qp *qp, const void *in, size_t inlen,
                          void *out, size_t outlen);
+
+    /* ibv_modify_srq (the limit armed or disarmed; EINVAL for a resize,
+     * which mlx5 refuses) and ibv_query_srq: 0 or an errno */
+    int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+                      int attr_mask);
+    int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 } uct_ib_emu_dropin_ops_t;
 
 extern const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops;

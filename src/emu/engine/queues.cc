@@ -7,6 +7,7 @@
  * and never writes the entries).
  */
 #include <emu/engine/engine.h>
+#include <emu/model/events.h>
 
 
 namespace uct_ib_emu {
@@ -57,6 +58,19 @@ bool srq_has_wqe(srq *sq)
     return sq->exec.producer_seen != sq->exec.consumed;
 }
 
+/* A verbs SRQ whose posted WQEs fell below its armed limit raises its limit
+ * event and disarms it, as the IB spec has it (an RMP's limit raises no
+ * event: the model has no EQ to put it on) */
+void srq_limit_check(srq *sq)
+{
+    const uint16_t left = sq->exec.producer_seen - sq->exec.consumed;
+
+    if (!sq->devx && (sq->lwm > 0) && (left < sq->lwm)) {
+        sq->lwm = 0;
+        async_event_srq_limit(sq);
+    }
+}
+
 /* A linked-list SRQ hands out the entry at its head and moves to the entry
  * it links to; a cyclic RMP its entries in ring order, its next segments
  * unread. The CQE names the entry by its index in the ring. */
@@ -84,6 +98,7 @@ bool srq_take(srq *sq, uint16_t *wqe_index, std::vector<sge> *sges)
     read_data_segs(wqe + next_size, (sq->stride - next_size) / DATA_SEG_SIZE,
                    sges);
     ++sq->exec.consumed;
+    srq_limit_check(sq);
     return true;
 }
 

@@ -394,7 +394,9 @@ extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
     .devx_subscribe_devx_event  = uct_ib_emu::devx_subscribe_devx_event,
     .devx_get_event             = uct_ib_emu::devx_get_event,
     .devx_qp_modify             = uct_ib_emu::emu_devx_qp_modify,
-    .devx_qp_query              = uct_ib_emu::emu_devx_qp_query
+    .devx_qp_query              = uct_ib_emu::emu_devx_qp_query,
+    .modify_srq                 = uct_ib_emu::emu_modify_srq,
+    .query_srq                  = uct_ib_emu::emu_query_srq
 };
 
 extern "C" int uct_ib_emu_dropin_sigaction(int sig, const struct sigaction *act,

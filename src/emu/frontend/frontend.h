@@ -45,6 +45,14 @@ int emu_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t inlen,
 int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
                       void *out, size_t outlen);
 
+/* ibv_modify_srq and ibv_query_srq of a verbs SRQ (the drop-in front-end;
+ * verbs.cc), rdma-core's mlx5 conventions: the limit can be armed (at most
+ * max_wr) or disarmed (0); max_wr cannot change (EINVAL, as mlx5 refuses a
+ * resize); EINVAL for an SRQ that is not the model's or an unknown mask */
+int emu_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+                   int attr_mask);
+int emu_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+
 /* The verbs data path (verbs_data.cc): CQEs of c's ring as work
  * completions (up to num), the provider's indices of a QP moved to RESET,
  * the initial free list of an SRQ */

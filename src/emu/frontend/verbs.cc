@@ -289,6 +289,36 @@ struct ibv_srq *emu_create_srq(struct ibv_pd *ibpd,
     return &add_object(p->ctx, std::move(q))->ibv;
 }
 
+int emu_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+                   int attr_mask)
+{
+    return with_object<srq>(ibsrq, [&](emu_state &, srq *q) {
+        if (attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) {
+            return EINVAL;
+        }
+        if (attr_mask & IBV_SRQ_MAX_WR) {
+            return EINVAL; /* mlx5 cannot resize an SRQ */
+        }
+        if (attr_mask & IBV_SRQ_LIMIT) {
+            if (attr->srq_limit > q->wqe_cnt - 1) {
+                return EINVAL;
+            }
+            q->lwm = static_cast<uint16_t>(attr->srq_limit);
+        }
+        return 0;
+    });
+}
+
+int emu_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+    return with_object<srq>(ibsrq, [&](emu_state &, srq *q) {
+        attr->max_wr    = q->wqe_cnt - 1;
+        attr->max_sge   = q->max_sge;
+        attr->srq_limit = q->lwm;
+        return 0;
+    });
+}
+
 int emu_destroy_srq(struct ibv_srq *ibsrq)
 {
     return with_object<srq>(ibsrq, [](emu_state &s, srq *q) {

@@ -165,7 +165,8 @@ void cq_events_release(cq *c)
 
 /* ------------------------------------------------------------------------
  * Asynchronous events: IBV_EVENT_CQ_ERR when a CQ overruns (once per CQ;
- * the CQ stays in error)
+ * the CQ stays in error), IBV_EVENT_SRQ_LIMIT_REACHED when a verbs SRQ's
+ * WQEs fall below its armed limit (once per arming)
  */
 
 async_queue::~async_queue()
@@ -194,13 +195,29 @@ void async_event_cq_error(emu_state &s, cq *c)
                      c->cqn);
 }
 
-void async_events_release_cq(cq *c)
+void async_event_srq_limit(srq *sq)
 {
-    std::deque<struct ibv_async_event> &events = c->ctx->async.events;
+    struct ibv_async_event event = {};
+
+    event.element.srq = &sq->ibv;
+    event.event_type  = IBV_EVENT_SRQ_LIMIT_REACHED;
+    sq->ctx->async.events.push_back(event);
+    eventfd_add(sq->ctx->async.fd, 1, "async", sq->ctx->dev);
+    uct_ib_emu_debug("%s: srq 0x%x limit event", sq->ctx->dev->name.c_str(),
+                     sq->srqn);
+}
+
+namespace {
+
+/* Drop the queued events of @a ctx that @a match names */
+template <typename Match>
+void async_events_release(context *ctx, Match match)
+{
+    std::deque<struct ibv_async_event> &events = ctx->async.events;
     uint64_t removed = 0;
 
     for (auto it = events.begin(); it != events.end();) {
-        if (is_cq_event(it->event_type) && (it->element.cq == &c->ibv)) {
+        if (match(*it)) {
             it = events.erase(it);
             ++removed;
         } else {
@@ -208,8 +225,24 @@ void async_events_release_cq(cq *c)
         }
     }
     if (removed > 0) {
-        eventfd_take(c->ctx->async.fd, removed, "async", c->ctx->dev);
+        eventfd_take(ctx->async.fd, removed, "async", ctx->dev);
     }
+}
+
+} // namespace
+
+void async_events_release_cq(cq *c)
+{
+    async_events_release(c->ctx, [c](const struct ibv_async_event &e) {
+        return is_cq_event(e.event_type) && (e.element.cq == &c->ibv);
+    });
+}
+
+void async_events_release_srq(srq *sq)
+{
+    async_events_release(sq->ctx, [sq](const struct ibv_async_event &e) {
+        return is_srq_event(e.event_type) && (e.element.srq == &sq->ibv);
+    });
 }
 
 

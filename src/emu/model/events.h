@@ -43,15 +43,22 @@ void cq_event_check(emu_state &s, cq *c, bool solicited);
 void cq_events_release(cq *c);
 
 /* Asynchronous events: a new context's async_fd (false with errno if it
- * cannot be made), a CQ error event (CQ overrun), and a CQ about to be
- * destroyed, whose queued events are dropped */
+ * cannot be made), a CQ error event (CQ overrun), a verbs SRQ's limit
+ * event (its WQEs fell below the armed limit, which it disarms), and a CQ
+ * or SRQ about to be destroyed, whose queued events are dropped */
 bool async_events_init(context *ctx);
 inline bool is_cq_event(enum ibv_event_type type)
 {
     return type == IBV_EVENT_CQ_ERR; /* the one the device raises */
 }
+inline bool is_srq_event(enum ibv_event_type type)
+{
+    return type == IBV_EVENT_SRQ_LIMIT_REACHED;
+}
 void async_event_cq_error(emu_state &s, cq *c);
+void async_event_srq_limit(srq *sq);
 void async_events_release_cq(cq *c);
+void async_events_release_srq(srq *sq);
 
 /* DevX events: subscriptions to an object end when it is destroyed; a QP
  * entered the error state: its affiliated events */

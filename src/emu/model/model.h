@@ -373,12 +373,14 @@ struct srq : object {
     unsigned       refs    = 0; /* QPs using it */
     srq_exec       exec;        /* the engine's and the provider's indices */
     std::vector<uint64_t> wrid; /* post_srq_recv: by WQE index */
+    /* The limit (an RMP's lwm): fewer posted WQEs than this raise the
+     * limit event, which disarms it (0) */
+    uint16_t       lwm            = 0;
 
     /* A DevX RMP */
     bool           devx           = false;
     uint8_t        wq_type        = UCT_MLX5_WQ_TYPE_LINKED_LIST;
     uint8_t        rmp_state      = UCT_MLX5_RMPC_STATE_RDY;
-    uint16_t       lwm            = 0;
     struct umem    *wq_umem       = nullptr;
     uint64_t       wq_umem_offset = 0;
     struct umem    *dbr_umem      = nullptr;

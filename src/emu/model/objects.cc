@@ -171,6 +171,7 @@ void mkey_destroy_locked(emu_state &s, mkey *m)
 
 void srq_destroy_locked(emu_state &s, srq *q)
 {
+    async_events_release_srq(q);
     unregister_handle(s, &q->ibv);
     q->ctx->dev->srqs.erase(q->srqn);
     --q->pd->refs;

@@ -4,9 +4,9 @@
  * library's code, which reaches the provider through the private part of
  * a verbs_context that the model does not fill, and crash. Served from the
  * model: the GID table, the fork state, the P_Key index, whether a QP's
- * data lands in order, registration with an IOVA. Refused as rdma-core
- * refuses an operation its provider lacks (EOPNOTSUPP), because the model
- * has not got them: resizing a CQ, SRQ attributes, multicast groups, ECE,
+ * data lands in order, registration with an IOVA, an SRQ's limit. Refused
+ * as rdma-core refuses an operation its provider lacks (EOPNOTSUPP),
+ * because the model has not got them: resizing a CQ, multicast groups, ECE,
  * an address handle from a completion, re-registration, dma-buf
  * registration and objects imported from another process.
  */
@@ -144,6 +144,27 @@ PRELOAD_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
 }
 
 
+/* An SRQ's limit: armed, it raises IBV_EVENT_SRQ_LIMIT_REACHED on the
+ * context's async_fd when the posted WQEs fall below it */
+PRELOAD_EXPORT int ibv_modify_srq(struct ibv_srq *srq,
+                                  struct ibv_srq_attr *srq_attr,
+                                  int srq_attr_mask)
+{
+    const uct_ib_emu_dropin_ops_t *dropin = preload_dropin_ops();
+
+    return (dropin == nullptr) ? ENOSYS :
+           dropin->modify_srq(srq, srq_attr, srq_attr_mask);
+}
+
+PRELOAD_EXPORT int ibv_query_srq(struct ibv_srq *srq,
+                                 struct ibv_srq_attr *srq_attr)
+{
+    const uct_ib_emu_dropin_ops_t *dropin = preload_dropin_ops();
+
+    return (dropin == nullptr) ? ENOSYS : dropin->query_srq(srq, srq_attr);
+}
+
+
 /* ------------------------------------------------------------------------
  * What the model has not got
  */
@@ -164,18 +185,6 @@ PRELOAD_EXPORT int ibv_resize_cq(struct ibv_cq * /* cq */, int /* cqe */)
     return EOPNOTSUPP;
 }
 
-PRELOAD_EXPORT int ibv_modify_srq(struct ibv_srq * /* srq */,
-                                  struct ibv_srq_attr * /* srq_attr */,
-                                  int /* srq_attr_mask */)
-{
-    return EOPNOTSUPP;
-}
-
-PRELOAD_EXPORT int ibv_query_srq(struct ibv_srq * /* srq */,
-                                 struct ibv_srq_attr * /* srq_attr */)
-{
-    return EOPNOTSUPP;
-}
 
 PRELOAD_EXPORT int ibv_attach_mcast(struct ibv_qp * /* qp */, const union ibv_gid * /* gid */,
                                     uint16_t /* lid */)

@@ -6,6 +6,8 @@
  */
 #include "emu/emu_test.h"
 
+#include <emu/api/dropin.h>
+
 #include <iterator>
 
 #include <poll.h>
@@ -139,6 +141,15 @@ protected:
         EXPECT_NE(nullptr, mr);
         m_mrs.push_back(mr);
         return mr;
+    }
+
+    /* Whether the context has an asynchronous event to take */
+    bool async_readable() const
+    {
+        struct pollfd pfd = {m_ctx->async_fd, POLLIN, 0};
+
+        EXPECT_LE(0, ::poll(&pfd, 1, 0)) << strerror(errno);
+        return pfd.revents & POLLIN;
     }
 
     int post_send(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
@@ -434,6 +445,66 @@ TEST_F(test_emu_engine_verbs, srq_recycles_its_entries)
         EXPECT_EQ(1000u + i, resp[0].wr_id);
         EXPECT_EQ(uint64_t(i), rbuf[i % 4]);
     }
+}
+
+/* The SRQ limit (ibv_modify_srq, the drop-in's): armed, the first receive
+ * that leaves fewer WQEs than the limit raises IBV_EVENT_SRQ_LIMIT_REACHED
+ * once and disarms it; a resize is refused as mlx5 refuses it */
+TEST_F(test_emu_engine_verbs, srq_limit_event)
+{
+    const uct_ib_emu_dropin_ops_t &dropin = uct_ib_emu_dropin_ops;
+    struct ibv_srq_init_attr sattr = {};
+    struct ibv_srq_attr attr       = {};
+    struct ibv_async_event ev;
+
+    sattr.attr.max_wr  = 15;
+    sattr.attr.max_sge = 1;
+    m_srq = uct_ib_glue->create_srq(m_pd, &sattr);
+    ASSERT_NE(nullptr, m_srq);
+    connect_pair(m_srq);
+
+    ASSERT_EQ(0, dropin.query_srq(m_srq, &attr));
+    EXPECT_EQ(15u, attr.max_wr);
+    EXPECT_EQ(0u, attr.srq_limit) << "not armed";
+    attr.srq_limit = 16;
+    EXPECT_EQ(EINVAL, dropin.modify_srq(m_srq, &attr, IBV_SRQ_LIMIT));
+    attr.max_wr = 31;
+    EXPECT_EQ(EINVAL, dropin.modify_srq(m_srq, &attr, IBV_SRQ_MAX_WR));
+    attr.srq_limit = 3;
+    ASSERT_EQ(0, dropin.modify_srq(m_srq, &attr, IBV_SRQ_LIMIT));
+
+    uint64_t rbuf[6] = {}, v = 0;
+    struct ibv_mr *mr = reg(rbuf, sizeof(rbuf));
+    struct ibv_mr *mv = reg(&v, 8);
+    struct ibv_sge ssge = {reinterpret_cast<uintptr_t>(&v), 8, mv->lkey};
+    for (unsigned i = 0; i < 6; ++i) {
+        struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&rbuf[i]), 8,
+                               mr->lkey};
+        struct ibv_recv_wr wr = {}, *bad = nullptr;
+        wr.wr_id   = i;
+        wr.sg_list = &rsge;
+        wr.num_sge = 1;
+        ASSERT_EQ(0, uct_ib_glue->post_srq_recv(m_srq, &wr, &bad)) << i;
+    }
+
+    /* 6 posted: the 3rd receive leaves 3, the 4th leaves 2 < 3 */
+    for (unsigned i = 0; i < 5; ++i) {
+        ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND, i, &ssge, 1,
+                               IBV_SEND_SIGNALED));
+        ASSERT_EQ(2u, poll().size()) << "send " << i;
+        const bool raised = async_readable();
+
+        EXPECT_EQ(i == 3, raised) << "after receive " << i;
+        if (raised) {
+            ASSERT_EQ(0, uct_ib_glue->get_async_event(m_ctx, &ev));
+            EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, ev.event_type);
+            EXPECT_EQ(m_srq, ev.element.srq);
+            uct_ib_glue->ack_async_event(&ev);
+        }
+    }
+
+    ASSERT_EQ(0, dropin.query_srq(m_srq, &attr));
+    EXPECT_EQ(0u, attr.srq_limit) << "the event disarmed it";
 }
 
 TEST_F(test_emu_engine_verbs, remote_access_error_then_flush)
