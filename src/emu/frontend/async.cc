@@ -58,35 +58,56 @@ int emu_get_async_event(struct ibv_context *ibctx,
 
     *event = ctx->async.events.front();
     ctx->async.events.pop_front();
+    /* queued events of a CQ or an SRQ leave with it: it exists */
     if (is_cq_event(event->event_type)) {
-        /* queued events of a CQ leave with it: the CQ exists */
-        cq *c = find<cq>(s, event->element.cq);
-        ++c->async_got;
+        ++find<cq>(s, event->element.cq)->async_got;
+    } else if (is_srq_event(event->event_type)) {
+        ++find<srq>(s, event->element.srq)->async_got;
     }
     return 0;
 }
+
+namespace {
+
+/* One more of @a obj's events acked, as libibverbs counts them in
+ * @a completed for its destroy to wait on */
+template <typename T, typename V>
+void ack_one(T *obj, V *verbs_obj, uint32_t *completed)
+{
+    ++obj->async_acked;
+    pthread_mutex_lock(&verbs_obj->mutex);
+    ++*completed;
+    pthread_cond_signal(&verbs_obj->cond);
+    pthread_mutex_unlock(&verbs_obj->mutex);
+}
+
+} // namespace
 
 void emu_ack_async_event(struct ibv_async_event *event)
 {
     emu_state &s = state();
     guard g(s.lock);
-    cq *c;
 
-    if (!is_cq_event(event->event_type)) {
+    if (is_cq_event(event->event_type)) {
+        cq *c = find<cq>(s, event->element.cq);
+
+        if ((c != nullptr) && (c->async_acked < c->async_got)) {
+            ack_one(c, &c->ibv, &c->ibv.async_events_completed);
+            return;
+        }
+    } else if (is_srq_event(event->event_type)) {
+        srq *sq = find<srq>(s, event->element.srq);
+
+        if ((sq != nullptr) && (sq->async_acked < sq->async_got)) {
+            ack_one(sq, &sq->ibv, &sq->ibv.events_completed);
+            return;
+        }
+    } else {
         return; /* the device raises no other events */
     }
 
-    c = find<cq>(s, event->element.cq);
-    if ((c == nullptr) || (c->async_acked >= c->async_got)) {
-        ucs_error("emu: ibv_ack_async_event(%p): no such event got",
-                  event->element.cq);
-        return;
-    }
-    ++c->async_acked;
-    pthread_mutex_lock(&c->ibv.mutex);
-    ++c->ibv.async_events_completed;
-    pthread_cond_signal(&c->ibv.cond);
-    pthread_mutex_unlock(&c->ibv.mutex);
+    ucs_error("emu: ibv_ack_async_event(%p): no such event got",
+              event->element.cq);
 }
 
 } // namespace uct_ib_emu

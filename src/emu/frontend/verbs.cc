@@ -322,8 +322,8 @@ int emu_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 int emu_destroy_srq(struct ibv_srq *ibsrq)
 {
     return with_object<srq>(ibsrq, [](emu_state &s, srq *q) {
-        if (q->refs > 0) {
-            return EBUSY;
+        if ((q->refs > 0) || (q->async_got > q->async_acked)) {
+            return EBUSY; /* QPs use it, or events are not acked */
         }
         srq_destroy_locked(s, q);
         return 0;

@@ -374,8 +374,11 @@ struct srq : object {
     srq_exec       exec;        /* the engine's and the provider's indices */
     std::vector<uint64_t> wrid; /* post_srq_recv: by WQE index */
     /* The limit (an RMP's lwm): fewer posted WQEs than this raise the
-     * limit event, which disarms it (0) */
+     * limit event, which disarms it (0); its events the context's user
+     * got with get_async_event and acked */
     uint16_t       lwm            = 0;
+    uint64_t       async_got      = 0;
+    uint64_t       async_acked    = 0;
 
     /* A DevX RMP */
     bool           devx           = false;

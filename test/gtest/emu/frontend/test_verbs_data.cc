@@ -500,6 +500,7 @@ TEST_F(test_emu_engine_verbs, srq_limit_event)
             EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, ev.event_type);
             EXPECT_EQ(m_srq, ev.element.srq);
             uct_ib_glue->ack_async_event(&ev);
+            EXPECT_EQ(1u, m_srq->events_completed) << "as libibverbs counts";
         }
     }
 
