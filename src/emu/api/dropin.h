@@ -80,6 +80,10 @@ typedef struct uct_ib_emu_dropin_ops {
     int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
                       int attr_mask);
     int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+
+    /* ibv_resize_cq: 0 or an errno (EINVAL: the entries not yet polled do
+     * not fit, or a size beyond the device's) */
+    int (*resize_cq)(struct ibv_cq *cq, int cqe);
 } uct_ib_emu_dropin_ops_t;
 
 extern const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops;

@@ -396,7 +396,8 @@ extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
     .devx_qp_modify             = uct_ib_emu::emu_devx_qp_modify,
     .devx_qp_query              = uct_ib_emu::emu_devx_qp_query,
     .modify_srq                 = uct_ib_emu::emu_modify_srq,
-    .query_srq                  = uct_ib_emu::emu_query_srq
+    .query_srq                  = uct_ib_emu::emu_query_srq,
+    .resize_cq                  = uct_ib_emu::emu_resize_cq
 };
 
 extern "C" int uct_ib_emu_dropin_sigaction(int sig, const struct sigaction *act,

@@ -45,6 +45,12 @@ int emu_devx_qp_modify(struct ibv_qp *qp, const void *in, size_t inlen,
 int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
                       void *out, size_t outlen);
 
+/* ibv_resize_cq (the drop-in front-end; verbs.cc): a new ring of at least
+ * cqe + 1 entries, the entries not yet polled moved into it at their
+ * indices (a program using mlx5dv_init_obj's view reads it again); EINVAL
+ * for a size they do not fit in or beyond the device's */
+int emu_resize_cq(struct ibv_cq *cq, int cqe);
+
 /* ibv_modify_srq and ibv_query_srq of a verbs SRQ (the drop-in front-end;
  * verbs.cc), rdma-core's mlx5 conventions: the limit can be armed (at most
  * max_wr) or disarmed (0); max_wr cannot change (EINVAL, as mlx5 refuses a

@@ -189,6 +189,54 @@ struct ibv_cq *cq_create(struct ibv_context *ibctx, int cqe, void *cq_context,
     return &add_object(ctx, std::move(c))->ibv;
 }
 
+int emu_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+    return with_object<cq>(ibcq, [cqe](emu_state &, cq *c) {
+        const uint32_t *dbrec = static_cast<uint32_t*>(c->dbrec.get());
+        const uint32_t pi     = c->exec.pi;
+        /* the consumer's index: the 24 bits of its doorbell record */
+        const uint32_t ci     = pi - ((pi - dma_load_be32(
+                &dbrec[UCT_MLX5_CQ_DBR_SET_CI])) & 0xffffff);
+        dma_buffer buf;
+        uint32_t cnt;
+
+        if ((cqe <= 0) || (cqe > MAX_CQE)) {
+            return EINVAL;
+        }
+        cnt = 1u << ilog2_ceil(static_cast<uint64_t>(cqe) + 1);
+        if ((cnt == c->cqe_cnt) && (ci == c->exec.sw_ci)) {
+            return 0;
+        }
+        if (pi - ci > cnt) {
+            return EINVAL; /* the entries not yet polled do not fit */
+        }
+        if (!buf.alloc(size_t(cnt) * c->cqe_size)) {
+            return ENOMEM;
+        }
+
+        for (uint32_t i = 0; i < cnt; ++i) {
+            buf.bytes()[(i + 1) * c->cqe_size - 1] = CQE_INVALID_OP_OWN;
+        }
+        /* the entries not yet polled keep their index; their owner bit is
+         * the pass over the new ring */
+        for (uint32_t i = ci; i != pi; ++i) {
+            uint8_t *to = buf.bytes() + size_t(i & (cnt - 1)) * c->cqe_size;
+            uint8_t &op_own = to[c->cqe_size - 1];
+
+            memcpy(to, c->buf.bytes() +
+                       size_t(i & (c->cqe_cnt - 1)) * c->cqe_size,
+                   c->cqe_size);
+            op_own = (op_own & ~MLX5_CQE_OWNER_MASK) | ((i & cnt) ? 1 : 0);
+        }
+
+        c->buf        = std::move(buf);
+        c->cqe_cnt    = cnt;
+        c->exec.sw_ci = ci;
+        c->ibv.cqe    = static_cast<int>(cnt - 1);
+        return 0;
+    });
+}
+
 int emu_destroy_cq(struct ibv_cq *ibcq)
 {
     return with_object<cq>(ibcq, [](emu_state &s, cq *c) {

@@ -4,9 +4,9 @@
  * library's code, which reaches the provider through the private part of
  * a verbs_context that the model does not fill, and crash. Served from the
  * model: the GID table, the fork state, the P_Key index, whether a QP's
- * data lands in order, registration with an IOVA, an SRQ's limit. Refused
- * as rdma-core refuses an operation its provider lacks (EOPNOTSUPP),
- * because the model has not got them: resizing a CQ, multicast groups, ECE,
+ * data lands in order, registration with an IOVA, an SRQ's limit, a CQ's
+ * size. Refused as rdma-core refuses an operation its provider lacks
+ * (EOPNOTSUPP), because the model has not got them: multicast groups, ECE,
  * an address handle from a completion, re-registration, dma-buf
  * registration and objects imported from another process.
  */
@@ -165,6 +165,14 @@ PRELOAD_EXPORT int ibv_query_srq(struct ibv_srq *srq,
 }
 
 
+PRELOAD_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+    const uct_ib_emu_dropin_ops_t *dropin = preload_dropin_ops();
+
+    return (dropin == nullptr) ? ENOSYS : dropin->resize_cq(cq, cqe);
+}
+
+
 /* ------------------------------------------------------------------------
  * What the model has not got
  */
@@ -180,10 +188,6 @@ T *refuse_ptr()
 
 } // namespace
 
-PRELOAD_EXPORT int ibv_resize_cq(struct ibv_cq * /* cq */, int /* cqe */)
-{
-    return EOPNOTSUPP;
-}
 
 
 PRELOAD_EXPORT int ibv_attach_mcast(struct ibv_qp * /* qp */, const union ibv_gid * /* gid */,

@@ -447,6 +447,68 @@ TEST_F(test_emu_engine_verbs, srq_recycles_its_entries)
     }
 }
 
+/* ibv_resize_cq (the drop-in's): the completions not yet polled move into
+ * the new ring in order, and the ring keeps working across its new size;
+ * a size they do not fit in is refused */
+TEST_F(test_emu_engine_verbs, resize_cq_keeps_unpolled_completions)
+{
+    const uct_ib_emu_dropin_ops_t &dropin = uct_ib_emu_dropin_ops;
+    uint64_t word = 0;
+
+    connect_pair();
+    struct ibv_mr *mr   = reg(&word, 8);
+    struct ibv_sge sge  = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    auto write          = [&](uint64_t wr_id) {
+        return post_send(m_a, IBV_WR_RDMA_WRITE, wr_id, &sge, 1,
+                         IBV_SEND_SIGNALED,
+                         reinterpret_cast<uintptr_t>(&word), mr->rkey);
+    };
+
+    for (uint64_t i = 0; i < 5; ++i) {
+        ASSERT_EQ(0, write(i));
+    }
+    uct_ib_emu_engine_run(); /* 5 completions written, none polled */
+
+    EXPECT_EQ(EINVAL, dropin.resize_cq(m_cq, 3)) << "5 do not fit in 4";
+    EXPECT_EQ(EINVAL, dropin.resize_cq(m_cq, 0));
+    ASSERT_EQ(0, dropin.resize_cq(m_cq, 200));
+    EXPECT_EQ(255, m_cq->cqe);
+
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(5u, wcs.size());
+    for (uint64_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, wcs[i].status);
+        EXPECT_EQ(i, wcs[i].wr_id);
+    }
+
+    /* several passes over the new ring, then smaller again */
+    for (uint64_t i = 5; i < 605; ++i) {
+        ASSERT_EQ(0, write(i));
+        wcs = poll();
+        ASSERT_EQ(1u, wcs.size()) << i;
+        EXPECT_EQ(i, wcs[0].wr_id);
+    }
+    /* 5 not polled, at indices 605..609: across the end of an 8-entry
+     * ring, each with the owner bit of its pass */
+    for (uint64_t i = 605; i < 610; ++i) {
+        ASSERT_EQ(0, write(i));
+    }
+    uct_ib_emu_engine_run();
+    ASSERT_EQ(0, dropin.resize_cq(m_cq, 4));
+    EXPECT_EQ(7, m_cq->cqe);
+    wcs = poll();
+    ASSERT_EQ(5u, wcs.size());
+    for (uint64_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(605 + i, wcs[i].wr_id);
+    }
+    for (uint64_t i = 610; i < 710; ++i) {
+        ASSERT_EQ(0, write(i));
+        wcs = poll();
+        ASSERT_EQ(1u, wcs.size()) << i;
+        EXPECT_EQ(i, wcs[0].wr_id);
+    }
+}
+
 /* The SRQ limit (ibv_modify_srq, the drop-in's): armed, the first receive
  * that leaves fewer WQEs than the limit raises IBV_EVENT_SRQ_LIMIT_REACHED
  * once and disarms it; a resize is refused as mlx5 refuses it */
