@@ -2,10 +2,10 @@
  * The libibverbs and libmlx5 entry points our library does not call, as an
  * unmodified program calls them on the emulated devices (run under the
  * preload by contrib/dropin-check.sh): the GID table, the fork state, the
- * P_Key index, data-in-order, SRQ limits, CQ resize and
- * mlx5dv_devx_umem_reg_ex answer as rdma-core documents them, and the
- * operations the model has not got are refused with EOPNOTSUPP, never a
- * crash.
+ * P_Key index, data-in-order, SRQ limits, CQ resize, an AH from an
+ * InfiniBand completion and mlx5dv_devx_umem_reg_ex answer as rdma-core
+ * documents them, and the operations the model has not got are refused
+ * with EOPNOTSUPP, never a crash.
  * Prints one line per check and "checked N entry points"; exit 0 when all
  * passed.
  */
@@ -68,6 +68,48 @@ static void gid_table(struct ibv_context *ctx, int expected)
     }
     check(ibv_query_gid_table(ctx, entries, 8, 1) == -EINVAL,
           "ibv_query_gid_table: -EINVAL for flags");
+}
+
+/* The address back to the sender of a datagram, from its completion: on
+ * InfiniBand its LID, SL and path bits, and with a GRH its GID and our
+ * GID's index; refused on RoCE */
+static void ah_from_wc(struct ibv_context *ib, struct ibv_context *eth,
+                       struct ibv_pd *pd)
+{
+    struct ibv_wc wc;
+    struct ibv_grh grh;
+    struct ibv_ah_attr attr;
+    struct ibv_ah *ah;
+
+    memset(&wc, 0, sizeof(wc));
+    memset(&grh, 0, sizeof(grh));
+    wc.slid           = 0x11;
+    wc.sl             = 3;
+    wc.dlid_path_bits = 1;
+    check((ibv_init_ah_from_wc(ib, 1, &wc, &grh, &attr) == 0) &&
+          (attr.dlid == 0x11) && (attr.sl == 3) &&
+          (attr.src_path_bits == 1) && !attr.is_global,
+          "ibv_init_ah_from_wc: LID, SL and path bits");
+
+    wc.wc_flags             = IBV_WC_GRH;
+    grh.version_tclass_flow = htobe32((6u << 28) | (0x20u << 20) | 0x12345);
+    grh.sgid.raw[0]         = 0xfe;
+    grh.sgid.raw[1]         = 0x80;
+    grh.sgid.raw[15]        = 0x11;
+    check(ibv_query_gid(ib, 1, 0, &grh.dgid) == 0, "ibv_query_gid");
+    check((ibv_init_ah_from_wc(ib, 1, &wc, &grh, &attr) == 0) &&
+          attr.is_global && (attr.grh.sgid_index == 0) &&
+          (attr.grh.flow_label == 0x12345) &&
+          (attr.grh.traffic_class == 0x20) &&
+          (memcmp(&attr.grh.dgid, &grh.sgid, sizeof(grh.sgid)) == 0),
+          "ibv_init_ah_from_wc: the GRH's GIDs, flow label and class");
+    ah = ibv_create_ah_from_wc(pd, &wc, &grh, 1);
+    check(ah != NULL, "ibv_create_ah_from_wc");
+    if (ah != NULL) {
+        check(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
+    }
+    check(ibv_init_ah_from_wc(eth, 1, &wc, &grh, &attr) == EOPNOTSUPP,
+          "ibv_init_ah_from_wc: EOPNOTSUPP on RoCE");
 }
 
 /* libmlx5: a umem with a page size bitmap; refusals of DR steering, the
@@ -210,6 +252,7 @@ int main(void)
     check((ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, 0) == NULL) &&
           (errno == EOPNOTSUPP), "ibv_reg_dmabuf_mr: EOPNOTSUPP");
 
+    ah_from_wc(ib, eth, pd);
     check(ibv_destroy_cq(cq) == 0, "ibv_destroy_cq");
     mlx5_entry_points();
     check(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");

@@ -5,10 +5,11 @@
  * a verbs_context that the model does not fill, and crash. Served from the
  * model: the GID table, the fork state, the P_Key index, whether a QP's
  * data lands in order, registration with an IOVA, an SRQ's limit, a CQ's
- * size. Refused as rdma-core refuses an operation its provider lacks
- * (EOPNOTSUPP), because the model has not got them: multicast groups, ECE,
- * an address handle from a completion, re-registration, dma-buf
- * registration and objects imported from another process.
+ * size, an address handle from an InfiniBand completion. Refused as
+ * rdma-core refuses an operation its provider lacks (EOPNOTSUPP), because
+ * the model has not got them: multicast groups, ECE, an address handle
+ * from a RoCE completion, re-registration, dma-buf registration and
+ * objects imported from another process.
  */
 #include <emu/frontend/preload/preload.h>
 
@@ -173,6 +174,78 @@ PRELOAD_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 }
 
 
+/* The address back to the sender of a received datagram, on InfiniBand:
+ * its LID and SL, the path bits it was sent to, and with a GRH its GID, our
+ * GID's index, its flow label and traffic class. On RoCE, EOPNOTSUPP: which
+ * GID type rdma-core gives a GRH of IPv6 form is not modelled. */
+PRELOAD_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
+                                       uint8_t port_num, struct ibv_wc *wc,
+                                       struct ibv_grh *grh,
+                                       struct ibv_ah_attr *ah_attr)
+{
+    const uct_ib_glue_ops_t *glue = preload_glue_ops();
+    struct ibv_port_attr port_attr;
+    struct ibv_gid_entry entry;
+    uint32_t flow;
+    int ret;
+
+    if (glue == nullptr) {
+        return ENOSYS;
+    }
+    ret = glue->query_port(context, port_num, &port_attr);
+    if (ret != 0) {
+        return ret;
+    }
+    if (port_attr.link_layer != IBV_LINK_LAYER_INFINIBAND) {
+        return EOPNOTSUPP;
+    }
+
+    memset(ah_attr, 0, sizeof(*ah_attr));
+    ah_attr->dlid          = wc->slid;
+    ah_attr->sl            = wc->sl;
+    ah_attr->src_path_bits = wc->dlid_path_bits;
+    ah_attr->port_num      = port_num;
+    if (!(wc->wc_flags & IBV_WC_GRH)) {
+        return 0;
+    }
+
+    for (int index = 0; index < port_attr.gid_tbl_len; ++index) {
+        if ((glue->query_gid_ex(context, port_num, index, &entry, 0) == 0) &&
+            (memcmp(&entry.gid, &grh->dgid, sizeof(entry.gid)) == 0)) {
+            flow                         = be32toh(grh->version_tclass_flow);
+            ah_attr->is_global           = 1;
+            ah_attr->grh.dgid            = grh->sgid;
+            ah_attr->grh.sgid_index      = static_cast<uint8_t>(index);
+            ah_attr->grh.flow_label      = flow & 0xfffff;
+            ah_attr->grh.traffic_class   = (flow >> 20) & 0xff;
+            ah_attr->grh.hop_limit       = 0xff;
+            return 0;
+        }
+    }
+    return EINVAL; /* the datagram was not sent to a GID of this port */
+}
+
+PRELOAD_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
+                                                    struct ibv_wc *wc,
+                                                    struct ibv_grh *grh,
+                                                    uint8_t port_num)
+{
+    const uct_ib_glue_ops_t *glue = preload_glue_ops();
+    struct ibv_ah_attr ah_attr;
+    int ret;
+
+    if (glue == nullptr) {
+        return nullptr;
+    }
+    ret = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &ah_attr);
+    if (ret != 0) {
+        errno = ret;
+        return nullptr;
+    }
+    return glue->create_ah(pd, &ah_attr);
+}
+
+
 /* ------------------------------------------------------------------------
  * What the model has not got
  */
@@ -188,52 +261,40 @@ T *refuse_ptr()
 
 } // namespace
 
-
-
-PRELOAD_EXPORT int ibv_attach_mcast(struct ibv_qp * /* qp */, const union ibv_gid * /* gid */,
+PRELOAD_EXPORT int ibv_attach_mcast(struct ibv_qp * /* qp */,
+                                    const union ibv_gid * /* gid */,
                                     uint16_t /* lid */)
 {
     return EOPNOTSUPP;
 }
 
-PRELOAD_EXPORT int ibv_detach_mcast(struct ibv_qp * /* qp */, const union ibv_gid * /* gid */,
+PRELOAD_EXPORT int ibv_detach_mcast(struct ibv_qp * /* qp */,
+                                    const union ibv_gid * /* gid */,
                                     uint16_t /* lid */)
 {
     return EOPNOTSUPP;
 }
 
-PRELOAD_EXPORT int ibv_set_ece(struct ibv_qp * /* qp */, struct ibv_ece * /* ece */)
+PRELOAD_EXPORT int ibv_set_ece(struct ibv_qp * /* qp */,
+                               struct ibv_ece * /* ece */)
 {
     return EOPNOTSUPP;
 }
 
-PRELOAD_EXPORT int ibv_query_ece(struct ibv_qp * /* qp */, struct ibv_ece * /* ece */)
+PRELOAD_EXPORT int ibv_query_ece(struct ibv_qp * /* qp */,
+                                 struct ibv_ece * /* ece */)
 {
     return EOPNOTSUPP;
 }
 
 PRELOAD_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd * /* pd */,
-                                                uint64_t /* offset */, size_t /* length */,
-                                                uint64_t /* iova */, int /* fd */,
+                                                uint64_t /* offset */,
+                                                size_t /* length */,
+                                                uint64_t /* iova */,
+                                                int /* fd */,
                                                 int /* access */)
 {
     return refuse_ptr<struct ibv_mr>();
-}
-
-PRELOAD_EXPORT int ibv_init_ah_from_wc(struct ibv_context * /* context */,
-                                       uint8_t /* port_num */, struct ibv_wc * /* wc */,
-                                       struct ibv_grh * /* grh */,
-                                       struct ibv_ah_attr * /* ah_attr */)
-{
-    return EOPNOTSUPP;
-}
-
-PRELOAD_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd * /* pd */,
-                                                    struct ibv_wc * /* wc */,
-                                                    struct ibv_grh * /* grh */,
-                                                    uint8_t /* port_num */)
-{
-    return refuse_ptr<struct ibv_ah>();
 }
 
 PRELOAD_EXPORT int ibv_rereg_mr(struct ibv_mr * /* mr */, int /* flags */,
