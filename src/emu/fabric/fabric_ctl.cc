@@ -104,9 +104,38 @@ ucs_status_t edit_drop(fabric_rec *rec, port_rec *p, bool drop_roce_v1,
     return UCS_OK;
 }
 
-void edit_port_up(port_rec *p, bool up)
+void edit_port_up(fabric_rec *rec, unsigned host, port_rec *p, bool up)
 {
-    p->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+    const uint8_t state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+
+    if (p->state == state) {
+        return;
+    }
+    p->state = state;
+
+    for (unsigned h = 0; h < fab::host_count(rec); ++h) {
+        host_rec *other = &rec->hosts[h];
+
+        for (const neigh_rec &n : other->neigh) {
+            if (!n.valid || strncmp(n.segment, p->segment, NAME_LEN)) {
+                continue;
+            }
+            if (h == host) {
+                if (!up) { /* the link went down under its neighbours */
+                    neigh_event_post(&other->neigh_events, NEIGH_EVENT_DEL,
+                                     n.segment, n.gid, n.mac);
+                }
+                continue;
+            }
+            for (const gid_rec &g : p->gids) {
+                if (g.valid && !memcmp(g.raw, n.gid, sizeof(n.gid))) {
+                    neigh_event_post(&other->neigh_events,
+                                     up ? NEIGH_EVENT_NEW : NEIGH_EVENT_FAILED,
+                                     n.segment, n.gid, n.mac);
+                }
+            }
+        }
+    }
 }
 
 void edit_neigh(fabric_rec *rec, unsigned h, const uint8_t *gid,
@@ -117,7 +146,7 @@ void edit_neigh(fabric_rec *rec, unsigned h, const uint8_t *gid,
 
     for (neigh_rec &n : host->neigh) {
         if (n.valid && !memcmp(n.gid, gid, sizeof(n.gid))) {
-            memcpy(n.mac, mac, sizeof(n.mac));
+            neigh_set(host, n.segment, gid, mac);
             known = true;
         }
     }
@@ -420,10 +449,15 @@ ucs_status_t uct_ib_emu_fabric_set_port_up(const std::string &fabric,
                                            const std::string &device,
                                            uint8_t port, bool up)
 {
-    return with_port(fabric, host, device, port,
-                     [&](fab::fabric_rec *, fab::port_rec *p) {
-        fab::edit_port_up(p, up);
-        return UCS_OK;
+    return with_fabric(fabric, [&](fab::fabric_rec *rec) {
+        fab::port_rec *p;
+        unsigned h;
+        ucs_status_t status = fab::find_port(rec, host, device, port, &h, &p);
+
+        if (status == UCS_OK) {
+            fab::edit_port_up(rec, h, p, up);
+        }
+        return status;
     });
 }
 

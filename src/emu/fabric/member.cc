@@ -339,6 +339,20 @@ void member::sync_locked(emu_state &s)
     /* a writer is in the middle: the next pass tries again */
 }
 
+uint64_t member::neigh_events_newest()
+{
+    return intact() ? neigh_event_newest(&m_map.get()->hosts[m_host].neigh_events) :
+                      0;
+}
+
+bool member::neigh_events_read(uint64_t *pos, std::vector<neigh_event> *out)
+{
+    if (!intact()) {
+        return false;
+    }
+    return neigh_event_read(&m_map.get()->hosts[m_host].neigh_events, pos, out);
+}
+
 void member::publish_locked(const emu_state &s, bool did_work)
 {
     fab::counters_rec *c = &m_map.get()->hosts[m_host].counters;

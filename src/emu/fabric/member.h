@@ -72,6 +72,12 @@ public:
      * work, or when the number of QPs changed */
     void publish_locked(const emu_state &s, bool did_work);
 
+    /* The host's neighbour events (neigh_events.h): the newest one's
+     * number, and those after *pos; false if some were lost (or the
+     * registry cannot be read any more) */
+    uint64_t neigh_events_newest();
+    bool neigh_events_read(uint64_t *pos, std::vector<neigh_event> *out);
+
     /* Whether traffic between this host and host h is killed */
     bool isolated(unsigned h) const;
 

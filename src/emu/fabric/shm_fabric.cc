@@ -518,7 +518,11 @@ void neigh_set(host_rec *h, const char *segment, const uint8_t *gid,
     for (neigh_rec &n : h->neigh) {
         if (n.valid && !strcmp(n.segment, segment) &&
             !memcmp(n.gid, gid, sizeof(n.gid))) {
-            memcpy(n.mac, mac, sizeof(n.mac));
+            if (memcmp(n.mac, mac, sizeof(n.mac))) {
+                memcpy(n.mac, mac, sizeof(n.mac));
+                neigh_event_post(&h->neigh_events, NEIGH_EVENT_NEW, segment,
+                                 gid, mac);
+            }
             return;
         }
         if (!n.valid && (free_slot == nullptr)) {
@@ -535,6 +539,7 @@ void neigh_set(host_rec *h, const char *segment, const uint8_t *gid,
     memcpy(free_slot->gid, gid, sizeof(free_slot->gid));
     memcpy(free_slot->mac, mac, sizeof(free_slot->mac));
     free_slot->valid = 1;
+    neigh_event_post(&h->neigh_events, NEIGH_EVENT_NEW, segment, gid, mac);
 }
 
 bool neigh_del(host_rec *h, const char *segment, const uint8_t *gid)
@@ -543,6 +548,8 @@ bool neigh_del(host_rec *h, const char *segment, const uint8_t *gid)
         if (n.valid && !strcmp(n.segment, segment) &&
             !memcmp(n.gid, gid, sizeof(n.gid))) {
             n.valid = 0;
+            neigh_event_post(&h->neigh_events, NEIGH_EVENT_DEL, segment, gid,
+                             n.mac);
             return true;
         }
     }

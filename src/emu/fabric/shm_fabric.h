@@ -27,6 +27,7 @@
 #define UCT_IB_EMU_FABRIC_SHM_FABRIC_H_
 
 #include <emu/api/emu.h>
+#include <emu/model/neigh_events.h>
 
 #include <ucs/type/status.h>
 
@@ -43,7 +44,7 @@ namespace uct_ib_emu {
 namespace fab {
 
 constexpr uint32_t MAGIC          = 0x46454d55; /* "UMEF" */
-constexpr uint32_t LAYOUT_VERSION = 4;
+constexpr uint32_t LAYOUT_VERSION = 5;
 constexpr unsigned MAX_HOSTS      = 16;
 constexpr unsigned DEFAULT_HOSTS  = 4;
 constexpr unsigned DEVS_PER_HOST  = 4;
@@ -146,6 +147,7 @@ struct host_rec {
                                  only when this moved */
     dev_rec      devs[DEVS_PER_HOST];
     neigh_rec    neigh[NEIGH_PER_HOST];
+    neigh_event_ring neigh_events; /* changes of neigh, for its listeners */
     counters_rec counters;
     uint64_t     conns_made;  /* written by the owner; the last
                                  CONNS_PER_HOST are in conns */
@@ -274,6 +276,7 @@ ucs_status_t find_port(fabric_rec *rec, const std::string &host,
                        const std::string &dev, uint8_t port, unsigned *h_p,
                        port_rec **p_p);
 int find_host(const fabric_rec *rec, const std::string &name);
+/* A host's neighbour table; each change is posted to its neigh_events */
 void neigh_set(host_rec *h, const char *segment, const uint8_t *gid,
                const uint8_t *mac);
 bool neigh_del(host_rec *h, const char *segment, const uint8_t *gid);
@@ -284,7 +287,11 @@ ucs_status_t edit_mac(fabric_rec *rec, port_rec *p, const uint8_t *mac,
                       bool update_neigh, bool allow_duplicate);
 ucs_status_t edit_drop(fabric_rec *rec, port_rec *p, bool drop_roce_v1,
                        bool drop_roce_v2);
-void edit_port_up(port_rec *p, bool up);
+/* Down: the port's own host flushes its neighbours of the segment, every
+ * other host that has an entry of the port's addresses marks it failed (as a
+ * kernel does once its probes go unanswered); up: those entries resolve
+ * again */
+void edit_port_up(fabric_rec *rec, unsigned host, port_rec *p, bool up);
 void edit_neigh(fabric_rec *rec, unsigned h, const uint8_t *gid,
                 const uint8_t *mac);
 

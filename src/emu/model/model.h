@@ -27,6 +27,7 @@
 #include <emu/api/emu.h>
 #include <emu/model/dma.h>
 #include <emu/model/exec_state.h>
+#include <emu/model/neigh_events.h>
 
 #include <uct/ib/mlx5/dv/prm.h>
 
@@ -710,6 +711,15 @@ struct handle {
 class member;
 
 /* The whole emulator */
+/* A neighbour listener (frontend/neigh_monitor.cc): the events it has not
+ * read, as rtnetlink datagrams */
+struct neigh_listener {
+    context                          *ctx = nullptr;
+    uint64_t                         pos  = 0;     /* last event taken */
+    bool                             lost = false; /* report ENOBUFS next */
+    std::deque<std::vector<uint8_t>> queue;
+};
+
 struct emu_state {
     dma_fault_scope                              dma_faults; /* first: last
                                                                 to go */
@@ -722,6 +732,12 @@ struct emu_state {
      * only the addresses of its own segment */
     std::map<std::string,
              std::map<uct_ib_emu_gid_t, uct_ib_emu_mac_t>> neigh;
+    /* A process-private emulator's neighbour events (on a fabric, the
+     * host's record has them), and the listeners by descriptor */
+    std::unique_ptr<neigh_event_ring>            neigh_events{
+                                                         new neigh_event_ring()};
+    std::map<int, neigh_listener>                neigh_listeners;
+    int                                          next_neigh_listener = 0;
     std::unordered_map<const void*, handle>      handles;
     std::map<context*, std::unique_ptr<context>> contexts;
     std::set<struct ibv_device**>                device_lists;

@@ -237,6 +237,14 @@ void context_destroy_locked(emu_state &s, context *ctx)
     reclaim<umem>(s, ctx, umem_destroy_locked);
     reclaim<pd>(s, ctx, pd_destroy_locked);
     uar_page_put(ctx->drv_uar);
+    for (auto it = s.neigh_listeners.begin(); it != s.neigh_listeners.end();) {
+        if (it->second.ctx == ctx) {
+            ++s.objects_reclaimed;
+            it = s.neigh_listeners.erase(it);
+        } else {
+            ++it;
+        }
+    }
 
     ucs_assertv(ctx->objects.empty(), "%zu objects left",
                 ctx->objects.size());

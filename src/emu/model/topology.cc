@@ -560,7 +560,12 @@ void uct_ib_emu_neigh_set(const std::string &segment, const union ibv_gid &gid,
         return;
     }
 
-    s.neigh[segment][gid_key(gid)] = mac;
+    uct_ib_emu_mac_t &entry = s.neigh[segment][gid_key(gid)];
+    if (entry != mac) {
+        entry = mac;
+        neigh_event_post(s.neigh_events.get(), NEIGH_EVENT_NEW,
+                         segment.c_str(), gid.raw, mac.data());
+    }
 }
 
 ucs_status_t uct_ib_emu_neigh_del(const std::string &segment,
@@ -578,8 +583,17 @@ ucs_status_t uct_ib_emu_neigh_del(const std::string &segment,
         });
     }
 
-    return ((table != s.neigh.end()) && (table->second.erase(gid_key(gid)) > 0)) ?
-           UCS_OK : UCS_ERR_NO_ELEM;
+    if (table == s.neigh.end()) {
+        return UCS_ERR_NO_ELEM;
+    }
+    auto entry = table->second.find(gid_key(gid));
+    if (entry == table->second.end()) {
+        return UCS_ERR_NO_ELEM;
+    }
+    neigh_event_post(s.neigh_events.get(), NEIGH_EVENT_DEL, segment.c_str(),
+                     gid.raw, entry->second.data());
+    table->second.erase(entry);
+    return UCS_OK;
 }
 
 ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
@@ -609,8 +623,14 @@ ucs_status_t uct_ib_emu_port_set_mac(const std::string &device, uint8_t port,
     p->mac = mac;
     if (update_neigh) {
         for (const gid_slot &slot : p->gids) {
-            if (slot.valid) {
-                s.neigh[p->fabric][gid_key(slot.gid)] = mac;
+            if (!slot.valid) {
+                continue;
+            }
+            uct_ib_emu_mac_t &entry = s.neigh[p->fabric][gid_key(slot.gid)];
+            if (entry != mac) { /* a RoCEv1 and v2 slot share an address */
+                entry = mac;
+                neigh_event_post(s.neigh_events.get(), NEIGH_EVENT_NEW,
+                                 p->fabric.c_str(), slot.gid.raw, mac.data());
             }
         }
     }

@@ -35,7 +35,7 @@
 
 BEGIN_C_DECLS
 
-#define UCT_IB_GLUE_VERSION       4
+#define UCT_IB_GLUE_VERSION       5
 
 /* Environment variable selecting the table, and its accepted values */
 #define UCT_IB_GLUE_ENV           "UCX_IB_GLUE"
@@ -202,7 +202,22 @@ typedef enum {
     _(devx_free_uar,       VOID,  void, \
       (struct mlx5dv_devx_uar *uar)) \
     _(devx_query_eqn,      ERRNO, int, \
-      (struct ibv_context *context, uint32_t vector, uint32_t *eqn))
+      (struct ibv_context *context, uint32_t vector, uint32_t *eqn)) \
+    /* neighbour events: not rdma-core, but where a RoCE AH's MAC comes \
+     * from. rdma-core: an rtnetlink socket of the neighbour group \
+     * (RTM_NEWNEIGH/RTM_DELNEIGH), non-blocking; the emulated device: the \
+     * same messages from its fabric's neighbour tables. open gives a \
+     * descriptor (>= 0); request sends one netlink request (RTM_GETNEIGH), \
+     * answered before it returns; recv gives one datagram's length, or -1 \
+     * with EAGAIN (nothing queued) or ENOBUFS (events were lost) */ \
+    _(neigh_monitor_open,  COUNT, int, \
+      (struct ibv_context *context)) \
+    _(neigh_monitor_request, M1,  int, \
+      (int fd, const void *msg, size_t len)) \
+    _(neigh_monitor_recv,  COUNT, int, \
+      (int fd, void *buf, size_t len)) \
+    _(neigh_monitor_close, M1,    int, \
+      (int fd))
 
 
 #define UCT_IB_GLUE_DECLARE_SLOT(_name, _conv, _ret, _args) \

@@ -1,4 +1,5 @@
 #include "ib_md.h"
+#include "ib_av_cache.h"
 
 #include <ucs/debug/log_def.h>
 
@@ -9,6 +10,8 @@
 #include <new>
 #include <string>
 #include <vector>
+
+static const char *uct_ib_ah_cache_mode_names[] = {"transient", "validated", NULL};
 
 ucs_config_field_t uct_ib_md_config_table[] = {
     {"", "", NULL, offsetof(uct_ib_md_config_t, super),
@@ -50,6 +53,20 @@ ucs_config_field_t uct_ib_md_config_table[] = {
      "The interfaces' RoCE subnet filter for GID_INDEX=auto, read by the\n"
      "memory domain for its UMR queue pair.",
      offsetof(uct_ib_md_config_t, roce_subnets), UCS_CONFIG_TYPE_STRING_ARRAY},
+
+    {"AH_CACHE", "transient",
+     "How a DevX connect on RoCE learns its destination's MAC:\n"
+     " transient  an address handle made for the connect and destroyed at\n"
+     "            once: the kernel resolves the MAC every time.\n"
+     " validated  address vectors cached per port, GID index, destination GID,\n"
+     "            traffic class and flow label, each dropped as soon as the\n"
+     "            kernel's neighbour table says its MAC changed or went away\n"
+     "            (rtnetlink neighbour events, read before every lookup).\n"
+     "            Destinations the neighbour table does not confirm (routed\n"
+     "            ones) are not cached; if events are lost, the cache is\n"
+     "            flushed and falls back to transient with one warning.",
+     offsetof(uct_ib_md_config_t, ah_cache),
+     UCS_CONFIG_TYPE_ENUM(uct_ib_ah_cache_mode_names)},
 
     UCS_CONFIG_EMPTY_FIELD
 };
@@ -122,6 +139,16 @@ ucs_status_t query_md_resources(uct_component_t *, uct_md_resource_desc_t **reso
     return UCS_OK;
 }
 
+bool has_roce_port(const uct_ib_md *md)
+{
+    for (const uct_ib_port &port : md->dev->ports()) {
+        if (md->dev->is_port_roce(port.port_num)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void md_close(uct_md_h tl_md)
 {
     uct_ib_md *md = static_cast<uct_ib_md*>(tl_md);
@@ -130,6 +157,8 @@ void md_close(uct_md_h tl_md)
     /* Its QP and mkeys live on the PD */
     delete md->mem_export;
     md->mem_export = nullptr;
+    delete md->av_cache;
+    md->av_cache = nullptr;
 
     if (md->pd != nullptr) {
         ret = uct_ib_glue->dealloc_pd(md->pd);
@@ -348,6 +377,7 @@ ucs_status_t md_open(uct_component_t *, const char *md_name,
     }
     md->ops        = &uct_ib_md_ops;
     md->mem_export = nullptr;
+    md->av_cache   = nullptr;
 
     status = ucs_config_parser_clone_opts(config, &md->config,
                                           uct_ib_md_config_table);
@@ -369,6 +399,14 @@ ucs_status_t md_open(uct_component_t *, const char *md_name,
         ucs_error("alloc_pd(%s) failed: %m", md_name);
         md_close(md);
         return UCS_ERR_IO_ERROR;
+    }
+
+    if ((md->config.ah_cache == UCT_IB_AH_CACHE_VALIDATED) && has_roce_port(md)) {
+        md->av_cache = new (std::nothrow) uct_ib_av_cache(*md->dev);
+        if (md->av_cache == nullptr) {
+            md_close(md);
+            return UCS_ERR_NO_MEMORY;
+        }
     }
 
     if (md->config.mlx5_umr && (mem_export_open != nullptr)) {

@@ -28,7 +28,14 @@ typedef struct uct_ib_md_config {
     /* The interfaces' GID knobs, for the md's own self-connected QPs */
     unsigned long            gid_index;    /* GID_INDEX */
     ucs_config_names_array_t roce_subnets; /* ROCE_SUBNETS */
+    int                      ah_cache;     /* AH_CACHE */
 } uct_ib_md_config_t;
+
+/* AH_CACHE: how a DevX connect on RoCE gets its destination's AV */
+typedef enum {
+    UCT_IB_AH_CACHE_TRANSIENT, /* a transient AH at every connect */
+    UCT_IB_AH_CACHE_VALIDATED  /* uct_ib_av_cache (ib_av_cache.h) */
+} uct_ib_ah_cache_mode_t;
 
 extern ucs_config_field_t uct_ib_md_config_table[];
 
@@ -68,9 +75,12 @@ typedef ucs_status_t (*uct_ib_md_mem_export_open_func_t)(
 /** Called once, at load, by the layer that implements memory export. */
 void uct_ib_md_register_mem_export(uct_ib_md_mem_export_open_func_t open);
 
+class uct_ib_av_cache;
+
 struct uct_ib_md : uct_md {
     uct_ib_device        *dev;
     struct ibv_pd        *pd;
+    uct_ib_av_cache      *av_cache;   /* NULL: AH_CACHE=transient */
     uct_ib_md_config_t   config;      /* a private copy */
     uct_ib_md_mem_export *mem_export; /* NULL: MR keys only */
 };

@@ -11,6 +11,10 @@
 #include <ucs/sys/module.h>
 
 #include <dlfcn.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -363,6 +367,68 @@ static int uct_ib_rdma_core_devx_query_eqn(struct ibv_context *context,
     return mlx5dv_devx_query_eqn(context, vector, eqn);
 }
 
+/*
+ * Neighbour events come from the kernel's rtnetlink neighbour group. The
+ * socket is the caller's to own; the context only says which machine's
+ * tables are meant (always this one's).
+ */
+static int uct_ib_rdma_core_neigh_monitor_open(struct ibv_context *context)
+{
+    struct sockaddr_nl addr = {};
+    int                fd, err;
+
+    (void)context;
+    fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                NETLINK_ROUTE);
+    if (fd < 0) {
+        return -1;
+    }
+
+    addr.nl_family = AF_NETLINK;
+    addr.nl_groups = RTMGRP_NEIGH;
+    if (bind(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
+        err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+static int uct_ib_rdma_core_neigh_monitor_request(int fd, const void *msg,
+                                                  size_t len)
+{
+    struct sockaddr_nl kernel = {};
+    ssize_t            sent;
+
+    kernel.nl_family = AF_NETLINK;
+    sent = sendto(fd, msg, len, 0, reinterpret_cast<struct sockaddr*>(&kernel),
+                  sizeof(kernel));
+    if (sent < 0) {
+        return -1;
+    }
+    if (static_cast<size_t>(sent) != len) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    return 0;
+}
+
+static int uct_ib_rdma_core_neigh_monitor_recv(int fd, void *buf, size_t len)
+{
+    ssize_t got;
+
+    do {
+        got = recv(fd, buf, len, MSG_DONTWAIT);
+    } while ((got < 0) && (errno == EINTR));
+    return static_cast<int>(got);
+}
+
+static int uct_ib_rdma_core_neigh_monitor_close(int fd)
+{
+    return close(fd);
+}
+
 
 const uct_ib_glue_ops_t uct_ib_glue_rdma_core_ops = {
     .version             = UCT_IB_GLUE_VERSION,
@@ -423,7 +489,11 @@ const uct_ib_glue_ops_t uct_ib_glue_rdma_core_ops = {
     .devx_umem_dereg     = uct_ib_rdma_core_devx_umem_dereg,
     .devx_alloc_uar      = uct_ib_rdma_core_devx_alloc_uar,
     .devx_free_uar       = uct_ib_rdma_core_devx_free_uar,
-    .devx_query_eqn      = uct_ib_rdma_core_devx_query_eqn
+    .devx_query_eqn      = uct_ib_rdma_core_devx_query_eqn,
+    .neigh_monitor_open  = uct_ib_rdma_core_neigh_monitor_open,
+    .neigh_monitor_request = uct_ib_rdma_core_neigh_monitor_request,
+    .neigh_monitor_recv  = uct_ib_rdma_core_neigh_monitor_recv,
+    .neigh_monitor_close = uct_ib_rdma_core_neigh_monitor_close
 };
 
 const uct_ib_glue_ops_t *uct_ib_glue = &uct_ib_glue_rdma_core_ops;

@@ -35,5 +35,6 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
     iface->force_loopback = iface->eth &&
                             uct_ib_mlx5_hca_caps_force_loopback(&iface->caps);
     iface->timers         = uct_rc_encode_timers(config);
+    iface->av_cache       = nullptr;
     return UCS_OK;
 }

@@ -9,6 +9,7 @@
 #include <uct/api/tools/rc_mlx5_connect.h>
 #include <uct/ib/base/ib_address.h>
 #include <uct/ib/base/ib_device.h>
+#include <uct/ib/base/ib_av_cache.h>
 #include <uct/ib/mlx5/dv/devx_qp.h>
 #include <uct/ib/mlx5/dv/hca_caps.h>
 #include <uct/ib/rc/base/rc_timers.h>
@@ -23,11 +24,13 @@ typedef struct uct_rc_mlx5_iface_common {
     bool                     eth;            /* RoCE port */
     bool                     force_loopback; /* RoCE self-connect with fl */
     uct_rc_timers_t          timers;
+    uct_ib_av_cache          *av_cache;      /* NULL: transient AHs only */
 } uct_rc_mlx5_iface_common_t;
 
 /**
  * Fill @a iface for @a dev:@a port_num: query the HCA caps, take the GID
- * selected by the caller and encode the timers.
+ * selected by the caller and encode the timers. No AV cache: the caller
+ * sets av_cache to its md's (UCX_IB_AH_CACHE=validated).
  */
 [[nodiscard]] ucs_status_t
 uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
@@ -43,6 +46,8 @@ uct_rc_mlx5_iface_common_init(uct_rc_mlx5_iface_common_t *iface,
  * RoCE: a transient AH from @a ah_attr (global, with the interface's GID
  * index) resolves the destination MAC now; its address vector is copied
  * into the INIT2RTR primary address path and the AH is destroyed at once.
+ * With an AV cache (av_cache), the AV comes from it: cached only while the
+ * neighbour table confirms its MAC (ib_av_cache.h).
  * With force-loopback support, a QP connected to its own port uses the fl
  * bit instead and no AH. InfiniBand: no AH; LID, SL and the GRH come from
  * @a ah_attr.

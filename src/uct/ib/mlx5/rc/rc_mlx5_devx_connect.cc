@@ -1,8 +1,9 @@
 /*
  * The one place a DevX RC QP is connected. See docs/architecture.md, section
  * 4: on RoCE the destination MAC is resolved by a transient AH at every
- * connect, never taken from a cache, so a peer whose MAC changed is reached
- * at its new one.
+ * connect, or taken from the validated cache only while the kernel's
+ * neighbour table confirms it, so a peer whose MAC changed is reached at its
+ * new one.
  */
 #include "rc_mlx5_common.h"
 #include <ucs/sys/math.h>
@@ -63,6 +64,7 @@ ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
     uct_ib_transient_ah ah(*iface->dev, iface->port_num);
     struct ibv_ah_attr  attr = *ah_attr;
     struct mlx5_wqe_av  *av = nullptr;
+    struct mlx5_wqe_av  cached_av;
     ucs_status_t        status;
 
     if (iface->force_loopback && is_own_port(iface, ah_attr)) {
@@ -76,6 +78,15 @@ ucs_status_t roce_path(const uct_rc_mlx5_iface_common_t *iface,
     attr.is_global      = 1;
     attr.port_num       = iface->port_num;
     attr.grh.sgid_index = iface->gid_info.gid_index;
+
+    if (iface->av_cache != nullptr) {
+        status = iface->av_cache->resolve(iface->pd, attr, &cached_av,
+                                          UCS_LOG_LEVEL_ERROR);
+        if (status == UCS_OK) {
+            uct_rc_mlx5_roce_path_from_av(iface, &cached_av, ah_attr->sl, path);
+        }
+        return status;
+    }
 
     status = ah.create(iface->pd, &attr, UCS_LOG_LEVEL_ERROR);
     if (status != UCS_OK) {

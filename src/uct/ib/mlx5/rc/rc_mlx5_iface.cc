@@ -123,6 +123,7 @@ ucs_status_t devx_init(uct_rc_mlx5_iface *iface)
     if (status != UCS_OK) {
         return status;
     }
+    iface->common.av_cache = iface->md->av_cache;
 
     status = uct_ib_mlx5_get_pdn(dev, iface->port_num, iface->md->pd,
                                  &iface->pdn);

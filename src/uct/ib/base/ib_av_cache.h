@@ -1,0 +1,109 @@
+/*
+ * The validated address-vector cache (UCX_IB_AH_CACHE=validated,
+ * docs/architecture.md, section 4): the mlx5 AVs of RoCE destinations,
+ * kept only while the kernel's neighbour table says the MAC they carry is
+ * still the neighbour's.
+ *
+ * Each entry is keyed by (port, GID index, destination GID, traffic class,
+ * flow label) and tagged with the neighbour it was resolved through: the
+ * destination's IP address on the GID's network interface, confirmed by
+ * asking the neighbour table after the AH was made (a destination reached
+ * through a router, or one the table does not confirm, is not cached). A
+ * listener on the neighbour group (through the glue table) is drained at the
+ * start of every lookup, under the lock the lookup holds: an entry whose
+ * neighbour was deleted, failed, or now has another MAC is dropped before
+ * the lookup can return it. So once an event has been queued to the
+ * listener, no later lookup returns the MAC it replaced.
+ *
+ * If the listener cannot be opened, fails, or loses events (ENOBUFS), the
+ * cache is flushed, warns once, and from then on every lookup resolves
+ * through a transient AH.
+ */
+#ifndef UCT_IB_AV_CACHE_H_
+#define UCT_IB_AV_CACHE_H_
+
+#include "ib_device.h"
+#include "ib_neigh.h"
+
+#include <ucs/debug/log_def.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+/* What the cache has done since it was opened */
+typedef struct uct_ib_av_cache_stats {
+    uint64_t lookups;
+    uint64_t hits;
+    uint64_t ah_creates;   /* transient AHs made for misses */
+    uint64_t uncached;     /* misses whose neighbour was not confirmed */
+    uint64_t invalidated;  /* entries dropped by neighbour events */
+    uint64_t events;       /* neighbour messages read */
+    size_t   entries;
+    bool     transient;    /* fell back: every lookup makes an AH */
+} uct_ib_av_cache_stats_t;
+
+class uct_ib_av_cache {
+public:
+    /* At most this many entries; a miss beyond it is not cached */
+    static constexpr size_t MAX_ENTRIES = 16384;
+
+    /** A cache of @a dev; the listener is opened now (a failure leaves the
+     *  cache transient, with one warning). Never fails. */
+    explicit uct_ib_av_cache(const uct_ib_device &dev);
+    ~uct_ib_av_cache();
+
+    uct_ib_av_cache(const uct_ib_av_cache&)            = delete;
+    uct_ib_av_cache &operator=(const uct_ib_av_cache&) = delete;
+
+    /**
+     * The AV of @a attr (global, with its port and source GID index set):
+     * a copy from the cache, or from a transient AH made now. Errors as
+     * uct_ib_transient_ah::create(), logged at @a fail_level.
+     */
+    [[nodiscard]] ucs_status_t resolve(struct ibv_pd *pd,
+                                       const struct ibv_ah_attr &attr,
+                                       struct mlx5_wqe_av *av,
+                                       ucs_log_level_t fail_level);
+
+    uct_ib_av_cache_stats_t stats() const;
+
+private:
+    /* (dgid, ifindex) first, so the entries of one neighbour are adjacent */
+    typedef std::tuple<std::vector<uint8_t>, uint32_t, uint8_t, uint8_t,
+                       uint8_t, uint32_t> key_t;
+
+    struct entry {
+        struct mlx5_wqe_av av;
+    };
+
+    ucs_status_t resolve_locked(struct ibv_pd *pd,
+                                const struct ibv_ah_attr &attr,
+                                struct mlx5_wqe_av *av,
+                                ucs_log_level_t fail_level);
+    void drain_locked(uint8_t port_num);
+    void apply_locked(const uct_ib_neigh_msg &msg);
+    void drop_neighbour_locked(uint32_t ifindex, const uct_ib_neigh_addr &dst,
+                               const uint8_t *keep_mac);
+    bool confirm_locked(uint8_t port_num, uint32_t ifindex,
+                        const uct_ib_neigh_addr &dst, const uint8_t *mac);
+    void fall_back_locked(uint8_t port_num, const char *what, int err);
+    uint32_t ifindex_of(uint8_t port_num, unsigned gid_index) const;
+
+    const uct_ib_device      &m_dev;
+    mutable std::mutex       m_lock;
+    int                      m_fd        = -1;
+    bool                     m_transient = false;
+    uint32_t                 m_seq       = 0;
+    std::map<key_t, entry>   m_entries;
+    uct_ib_av_cache_stats_t  m_stats     = {};
+
+    /* the answer to the request in flight (confirm_locked) */
+    uint32_t                 m_wait_seq  = 0;
+    bool                     m_answered  = false;
+    uct_ib_neigh_msg         m_answer    = {};
+};
+
+#endif
