@@ -25,6 +25,8 @@
 #include "ib_device.h"
 #include "ib_neigh.h"
 
+#include <uct/api/tools/ib_ah_cache.h>
+
 #include <ucs/debug/log_def.h>
 
 #include <cstdint>
@@ -33,17 +35,6 @@
 #include <tuple>
 #include <vector>
 
-/* What the cache has done since it was opened */
-typedef struct uct_ib_av_cache_stats {
-    uint64_t lookups;
-    uint64_t hits;
-    uint64_t ah_creates;   /* transient AHs made for misses */
-    uint64_t uncached;     /* misses whose neighbour was not confirmed */
-    uint64_t invalidated;  /* entries dropped by neighbour events */
-    uint64_t events;       /* neighbour messages read */
-    size_t   entries;
-    bool     transient;    /* fell back: every lookup makes an AH */
-} uct_ib_av_cache_stats_t;
 
 class uct_ib_av_cache {
 public:

@@ -526,3 +526,15 @@ ucs_status_t uct_ib_md_query_tl_devices(uct_md_h tl_md,
     *num_devices_p = devices.size();
     return UCS_OK;
 }
+
+ucs_status_t uct_ib_md_av_cache_stats(uct_md_h tl_md,
+                                      uct_ib_av_cache_stats_t *stats)
+{
+    auto *md = static_cast<uct_ib_md*>(tl_md);
+
+    if ((md->ops != &uct_ib_md_ops) || (md->av_cache == nullptr)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    *stats = md->av_cache->stats();
+    return UCS_OK;
+}
