@@ -60,6 +60,11 @@ uct_md_h rc_api_test::md(const peer &p)
 
     EXPECT_EQ(UCS_OK, uct_md_config_read(ib_component(), nullptr, nullptr,
                                          &config));
+    for (const auto &knob : m_md_knobs) {
+        EXPECT_EQ(UCS_OK, uct_config_modify(config, knob.first.c_str(),
+                                            knob.second.c_str()))
+                << knob.first << "=" << knob.second;
+    }
     EXPECT_EQ(UCS_OK, uct_md_open(ib_component(), p.dev, config, &md));
     uct_config_release(config);
     if (md != nullptr) {

@@ -79,6 +79,9 @@ protected:
 
     static uct_ib_emu_qp_info_t qp_info(uint32_t qpn);
 
+    /* what memory domains opened from now on get (md() opens each once) */
+    knobs_t             m_md_knobs;
+
     /* what interfaces opened from now on get */
     uct_error_handler_t m_err_handler     = nullptr;
     void                *m_err_handler_arg = nullptr;
