@@ -9,12 +9,13 @@
  *  - -k K: multi-channel endpoints of K DevX QPs each, connected with the
  *    connect helper (uct_rc_mlx5_tool_connect_qps()), one call (one
  *    destination resolution) per endpoint;
- *  - -b: the same helper-level connects once more with the baseline: AHs
- *    kept per destination and looked up at every connect, the way the
- *    library's AH cache worked before connects resolved the destination
- *    with a transient AH (baseline_ah_cache.h). The baseline lives only
- *    here: it reads the cached AH's address vector and calls the helper's
- *    two halves (uct_rc_mlx5_tool_connect_qps_av()).
+ *  - -b: the same helper-level connects twice more: with the library's
+ *    validated AV cache (UCX_IB_AH_CACHE=validated, interfaces of their
+ *    own), and with the baseline: AHs kept per destination and looked up at
+ *    every connect, the way the library's AH cache worked before connects
+ *    resolved the destination with a transient AH (baseline_ah_cache.h).
+ *    The baseline lives only here: it reads the cached AH's address vector
+ *    and calls the helper's two halves (uct_rc_mlx5_tool_connect_qps_av()).
  *
  * Below the public API it goes through the library's declared interface for
  * its tools, uct/api/tools/rc_mlx5_connect.h.
@@ -81,10 +82,11 @@ void usage(FILE *stream)
 "  -m        MAC scenario (emulated device only): the peer port's MAC\n"
 "            changes half-way, and every later connect is checked to carry\n"
 "            the new MAC (read back from the emulated QP context)\n"
-"  -b        baseline: also connect with AHs cached per destination, the\n"
-"            way the pre-fix cache did (looked up and read at every\n"
-"            connect), and compare; helper-level (-k, default 1 QP per\n"
-"            endpoint), RoCE ports only\n"
+"  -b        also connect with the library's validated AV cache\n"
+"            (UCX_IB_AH_CACHE=validated) and with the baseline, AHs cached\n"
+"            per destination the way the pre-fix cache did (looked up and\n"
+"            read at every connect), and compare the three; helper-level\n"
+"            (-k, default 1 QP per endpoint), RoCE ports only\n"
 "  -q N      send and receive queue length of each QP (default 16)\n"
 "  -C DIR    where callgrind writes its dumps (default: .)\n"
 "  -h        print this help\n"
@@ -273,7 +275,7 @@ struct side {
 
 ucs_status_t open_side(uct_component_h component, uct_worker_h worker,
                        const std::string &dev_name, unsigned queue_len,
-                       side *s)
+                       side *s, const char *ah_cache = nullptr)
 {
     std::string        md_name;
     uint8_t            port;
@@ -293,6 +295,12 @@ ucs_status_t open_side(uct_component_h component, uct_worker_h worker,
     status = uct_md_config_read(component, nullptr, nullptr, &md_config);
     if (status != UCS_OK) {
         return status;
+    }
+    if ((ah_cache != nullptr) &&
+        (uct_config_modify(md_config, "AH_CACHE", ah_cache) != UCS_OK)) {
+        fprintf(stderr, "cannot set AH_CACHE=%s\n", ah_cache);
+        uct_config_release(md_config);
+        return UCS_ERR_INVALID_PARAM;
     }
     status = uct_md_open(component, md_name.c_str(), md_config, &s->md);
     uct_config_release(md_config);
@@ -392,6 +400,7 @@ constexpr unsigned warmup_eps = 16;
 
 enum class resolution {
     transient, /* the library: a transient AH per connect */
+    validated, /* the library's AV cache, dropped by neighbour events */
     cached     /* the baseline: AHs kept per destination, looked up */
 };
 
@@ -570,8 +579,9 @@ ucs_status_t phase_runner::change_peer_mac(phase_result *res)
     uint8_t      port;
     ucs_status_t status;
 
-    res->mac.new_mac = {0x02, 0xbe, 0x9c, 0x00, 0x00,
-                        uint8_t(0x10 + m_phase_index)};
+    static unsigned changes = 0; /* phases of several runners */
+
+    res->mac.new_mac = {0x02, 0xbe, 0x9c, 0x00, 0x00, uint8_t(0x10 + changes++)};
     split_port(m_b.dev_name, &dev, &port);
     status = uct_ib_emu_port_set_mac(dev, port, res->mac.new_mac, true);
     if (status != UCS_OK) {
@@ -681,11 +691,11 @@ ucs_status_t phase_runner::run_channels(resolution how, phase_result *res)
     ucs_status_t          status = UCS_OK;
 
     res->how  = how;
-    res->name = (how == resolution::transient) ?
-                "multi-channel endpoints, " + std::to_string(k) +
-                " QP(s) each (connect helper, transient AH)" :
-                "multi-channel endpoints, " + std::to_string(k) +
-                " QP(s) each (baseline: AH cached per destination)";
+    res->name = "multi-channel endpoints, " + std::to_string(k) + " QP(s) each " +
+                ((how == resolution::transient) ? "(connect helper, transient AH)" :
+                 (how == resolution::validated) ?
+                 "(connect helper, validated AV cache)" :
+                 "(baseline: AH cached per destination)");
     res->ep_connects    = 2 * n;
     res->qp_connects    = 2 * n * k;
     res->mac.enabled    = m_opts.mac_scenario;
@@ -751,7 +761,7 @@ ucs_status_t phase_runner::run_channels(resolution how, phase_result *res)
             ucs_status_t                     ret;
 
             bench::instr::region_enter();
-            if (how == resolution::transient) {
+            if (how != resolution::cached) {
                 ret = uct_rc_mlx5_tool_connect_qps(iface, ep_peers, k,
                                                    &attr[dir]);
             } else if (cache[dir]->get_av(cache_key[dir], &av)) {
@@ -894,7 +904,7 @@ void print_phase(const phase_result &r)
 
 bool mac_check_failed(const phase_result &r)
 {
-    return r.mac.enabled && (r.how == resolution::transient) &&
+    return r.mac.enabled && (r.how != resolution::cached) &&
            ((r.mac.after_new != r.mac.after) ||
             (r.mac.before_old != r.mac.before));
 }
@@ -922,6 +932,39 @@ void print_comparison(const phase_result &transient, const phase_result &cached)
         printf("  instructions             run under callgrind to compare "
                "(ucx_connect_bench -h)\n");
     }
+}
+
+/* The three ways to a destination's AV, side by side */
+void print_three_way(const phase_result &transient,
+                     const phase_result &validated, const phase_result &cached)
+{
+    const phase_result *all[3] = {&transient, &validated, &cached};
+
+    printf("\ntransient AH vs validated AV cache vs cached AH (baseline), "
+           "per endpoint connect\n");
+    printf("  AH creates               %.2f vs %.2f vs %.2f\n",
+           double(transient.glue.ah_created) / transient.ep_connects,
+           double(validated.glue.ah_created) / validated.ep_connects,
+           double(cached.glue.ah_created) / cached.ep_connects);
+    if (transient.mac.enabled) {
+        printf("  QPs with the stale MAC   %u vs %u vs %u (after the peer's "
+               "MAC moved)\n", transient.mac.after_old,
+               validated.mac.after_old, cached.mac.after_old);
+    }
+    for (const phase_result *r : all) {
+        if (!r->have_instr || (r->instructions == 0)) {
+            printf("  instructions             run under callgrind to compare "
+                   "(ucx_connect_bench -h)\n");
+            return;
+        }
+    }
+    printf("  instructions             %s vs %s vs %s (validated/transient "
+           "%.3f, validated/cached %.3f)\n",
+           grouped(transient.instructions / transient.ep_connects).c_str(),
+           grouped(validated.instructions / validated.ep_connects).c_str(),
+           grouped(cached.instructions / cached.ep_connects).c_str(),
+           double(validated.instructions) / double(transient.instructions),
+           double(validated.instructions) / double(cached.instructions));
 }
 
 
@@ -1096,6 +1139,23 @@ int run(const options &opts)
                      runner.run_channels(resolution::transient,
                                          &results.back());
         }
+        /* the validated cache on interfaces of its own, closed with it */
+        side va, vb;
+        if ((status == UCS_OK) && opts.baseline && a.roce()) {
+            status = open_side(ib, worker, a.dev_name, opts.queue_len, &va,
+                               "validated");
+            if (status == UCS_OK) {
+                status = open_side(ib, worker, b.dev_name, opts.queue_len, &vb,
+                                   "validated");
+            }
+            if (status == UCS_OK) {
+                phase_runner validated_runner(opts, va, vb);
+
+                results.emplace_back();
+                status = validated_runner.run_channels(resolution::validated,
+                                                       &results.back());
+            }
+        }
         if ((status == UCS_OK) && opts.baseline && a.roce()) {
             results.emplace_back();
             status = runner.run_channels(resolution::cached, &results.back());
@@ -1108,8 +1168,9 @@ int run(const options &opts)
                 print_phase(r);
                 failed = failed || mac_check_failed(r);
             }
-            if (results.size() == 2) {
-                print_comparison(results[0], results[1]);
+            if (results.size() == 3) {
+                print_comparison(results[0], results[2]);
+                print_three_way(results[0], results[1], results[2]);
             } else if (opts.baseline) {
                 printf("\nno baseline: InfiniBand connects use no AH\n");
             }

@@ -24,6 +24,18 @@ std::string mac_str(const uint8_t *mac)
 
 } // namespace
 
+uct_ib_av_cache::key::key(const uint8_t *gid, uint8_t port, uint8_t index,
+                          uint8_t tc, uint32_t fl)
+{
+    static_assert(sizeof(key) == 24, "no padding the constructor misses");
+    memcpy(dgid, gid, sizeof(dgid));
+    port_num   = port;
+    gid_index  = index;
+    tclass     = tc;
+    reserved   = 0;
+    flow_label = fl;
+}
+
 uct_ib_av_cache::uct_ib_av_cache(const uct_ib_device &dev) : m_dev(dev)
 {
     std::lock_guard<std::mutex> guard(m_lock);
@@ -75,22 +87,19 @@ ucs_status_t uct_ib_av_cache::resolve_locked(struct ibv_pd *pd,
                                              struct mlx5_wqe_av *av,
                                              ucs_log_level_t fail_level)
 {
-    const uint32_t          ifindex = ifindex_of(attr.port_num,
-                                                 attr.grh.sgid_index);
-    const uct_ib_neigh_addr dst     = uct_ib_neigh_addr_of_gid(attr.grh.dgid);
-    uct_ib_transient_ah     ah(m_dev, attr.port_num);
-    struct ibv_ah_attr      ah_attr = attr;
-    struct mlx5_wqe_av      *ah_av  = nullptr;
-    ucs_status_t            status;
+    const key           k(attr.grh.dgid.raw, attr.port_num,
+                          attr.grh.sgid_index, attr.grh.traffic_class,
+                          attr.grh.flow_label);
+    uct_ib_transient_ah ah(m_dev, attr.port_num);
+    struct ibv_ah_attr  ah_attr = attr;
+    struct mlx5_wqe_av  *ah_av  = nullptr;
+    uint32_t            ifindex;
+    ucs_status_t        status;
 
     ucs_assert(attr.is_global);
-    key_t key(std::vector<uint8_t>(attr.grh.dgid.raw, attr.grh.dgid.raw + 16),
-              ifindex, attr.port_num, attr.grh.sgid_index,
-              attr.grh.traffic_class, attr.grh.flow_label);
-
     drain_locked(attr.port_num); /* before the lookup: see the header */
     if (!m_transient) {
-        auto it = m_entries.find(key);
+        auto it = m_entries.find(k);
         if (it != m_entries.end()) {
             ++m_stats.hits;
             *av = it->second.av;
@@ -110,13 +119,15 @@ ucs_status_t uct_ib_av_cache::resolve_locked(struct ibv_pd *pd,
     *av = *ah_av;
     ah.destroy();
 
+    const uct_ib_neigh_addr dst = uct_ib_neigh_addr_of_gid(attr.grh.dgid);
+    ifindex = ifindex_of(attr.port_num, attr.grh.sgid_index);
     if (m_transient || (ifindex == 0) || (m_entries.size() >= MAX_ENTRIES) ||
         !confirm_locked(attr.port_num, ifindex, dst, av->rmac)) {
         ++m_stats.uncached;
         return UCS_OK;
     }
 
-    m_entries[key] = entry{*av};
+    m_entries.emplace(k, entry{*av, ifindex});
     ucs_trace("%s: cached the AV of %s: mac %s", m_dev.port_name(attr.port_num).c_str(),
               uct_ib_neigh_addr_str(dst).c_str(), mac_str(av->rmac).c_str());
     return UCS_OK;
@@ -172,20 +183,22 @@ void uct_ib_av_cache::drop_neighbour_locked(uint32_t ifindex,
                                             const uct_ib_neigh_addr &dst,
                                             const uint8_t *keep_mac)
 {
-    const union ibv_gid  gid = uct_ib_neigh_addr_gid(dst);
-    std::vector<uint8_t> dgid(gid.raw, gid.raw + 16);
-    auto                 it  = m_entries.lower_bound(key_t(dgid, ifindex, 0, 0,
-                                                           0, 0));
+    const union ibv_gid gid = uct_ib_neigh_addr_gid(dst);
+    auto                it  = m_entries.lower_bound(key(gid.raw, 0, 0, 0, 0));
 
-    while ((it != m_entries.end()) && (std::get<0>(it->first) == dgid) &&
-           (std::get<1>(it->first) == ifindex)) {
+    while ((it != m_entries.end()) &&
+           !memcmp(it->first.dgid, gid.raw, sizeof(gid.raw))) {
+        if (it->second.ifindex != ifindex) {
+            ++it;
+            continue;
+        }
         if ((keep_mac != nullptr) &&
             !memcmp(it->second.av.rmac, keep_mac, sizeof(it->second.av.rmac))) {
             ++it;
             continue;
         }
         ucs_debug("%s: dropped the cached AV of %s (mac %s): its neighbour %s",
-                  m_dev.port_name(std::get<2>(it->first)).c_str(),
+                  m_dev.port_name(it->first.port_num).c_str(),
                   uct_ib_neigh_addr_str(dst).c_str(),
                   mac_str(it->second.av.rmac).c_str(),
                   (keep_mac != nullptr) ? ("moved to " + mac_str(keep_mac)).c_str() :

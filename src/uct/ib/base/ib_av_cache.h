@@ -30,9 +30,9 @@
 #include <ucs/debug/log_def.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <vector>
 
 
@@ -62,12 +62,27 @@ public:
     uct_ib_av_cache_stats_t stats() const;
 
 private:
-    /* (dgid, ifindex) first, so the entries of one neighbour are adjacent */
-    typedef std::tuple<std::vector<uint8_t>, uint32_t, uint8_t, uint8_t,
-                       uint8_t, uint32_t> key_t;
+    /* Compared as bytes, destination GID first, so that the entries of one
+     * neighbour are adjacent; padding is zeroed by the constructor */
+    struct key {
+        uint8_t  dgid[16];
+        uint8_t  port_num;
+        uint8_t  gid_index;
+        uint8_t  tclass;
+        uint8_t  reserved;
+        uint32_t flow_label;
+
+        key(const uint8_t *gid, uint8_t port, uint8_t index, uint8_t tc,
+            uint32_t fl);
+        bool operator<(const key &other) const
+        {
+            return memcmp(this, &other, sizeof(*this)) < 0;
+        }
+    };
 
     struct entry {
         struct mlx5_wqe_av av;
+        uint32_t           ifindex; /* of the GID's interface */
     };
 
     ucs_status_t resolve_locked(struct ibv_pd *pd,
@@ -88,7 +103,7 @@ private:
     int                      m_fd        = -1;
     bool                     m_transient = false;
     uint32_t                 m_seq       = 0;
-    std::map<key_t, entry>   m_entries;
+    std::map<key, entry>     m_entries;
     uct_ib_av_cache_stats_t  m_stats     = {};
 
     /* the answer to the request in flight (confirm_locked) */
