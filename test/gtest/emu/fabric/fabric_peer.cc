@@ -11,10 +11,12 @@
  *               --scenario traffic|mac_move|peer_killed|flap|isolate|damage|
  *                          bulk|huge|list
  *               [--count N]
- *               [--baseline 1]
+ *               [--baseline 1] [--ah-cache transient|validated]
  *
  * --baseline 1 connects rc_mlx5 endpoints with a cached AH instead
  * (fabric_peer_baseline.h): after a MAC move, every new endpoint fails.
+ * --ah-cache sets the md's UCX_IB_AH_CACHE; with "validated", the client of
+ * mac_move also reports what its cache did ("av_cache").
  *
  * "huge" puts --count MiB in one put_zcopy and reads them back in one
  * get_zcopy, reporting each side's peak memory growth during the transfers.
@@ -23,6 +25,8 @@
  * not join the fabric) and exits.
  */
 #include "fabric_peer_baseline.h"
+
+#include <uct/api/tools/ib_ah_cache.h>
 
 #include <uct/api/tools/ib_glue.h>
 
@@ -59,6 +63,7 @@ struct options {
     std::string scenario = "traffic";
     unsigned    count    = 1000;
     bool        baseline = false; /* connect with a cached AH */
+    std::string ah_cache = "transient";
 };
 
 options          g_opts;
@@ -279,6 +284,10 @@ void open_iface()
     status = uct_md_config_read(g_ib, nullptr, nullptr, &md_config);
     if (status != UCS_OK) {
         die("uct_md_config_read", status);
+    }
+    status = uct_config_modify(md_config, "AH_CACHE", g_opts.ah_cache.c_str());
+    if (status != UCS_OK) {
+        die("AH_CACHE=" + g_opts.ah_cache, status);
     }
     status = uct_md_open(g_ib, md_name.c_str(), md_config, &g_md);
     uct_config_release(md_config);
@@ -1072,6 +1081,15 @@ void client(memory *mem)
         stream_reset();
         check(am_both_ways(mem, 100), "AMs after the reconnect");
         result("reconnect", g_ok ? "first try" : "failed");
+
+        uct_ib_av_cache_stats_t av_cache;
+        if (uct_ib_md_av_cache_stats(g_md, &av_cache) == UCS_OK) {
+            result("av_cache", "lookups " + std::to_string(av_cache.lookups) +
+                   " hits " + std::to_string(av_cache.hits) + " ah_creates " +
+                   std::to_string(av_cache.ah_creates) + " invalidated " +
+                   std::to_string(av_cache.invalidated) +
+                   (av_cache.transient ? " transient" : ""));
+        }
     }
 
     if (g_opts.scenario == "damage") {
@@ -1111,6 +1129,8 @@ bool parse(int argc, char **argv)
             g_opts.count = unsigned(std::stoul(v));
         } else if (k == "--baseline") {
             g_opts.baseline = (v == "1");
+        } else if (k == "--ah-cache") {
+            g_opts.ah_cache = v;
         } else {
             return false;
         }

@@ -100,7 +100,8 @@ protected:
                 "--role", i ? "client" : "server", "--fd",
                 std::to_string(sv[i]), "--tl", tl, "--dev", dev,
                 "--scenario", scenario, "--count", std::to_string(count),
-                "--baseline", m_baseline ? "1" : "0"};
+                "--baseline", m_baseline ? "1" : "0",
+                "--ah-cache", m_ah_cache};
             m_hosts.push_back(start_host(args,
                                          host_env(i ? "host1" : "host0"),
                                          sv[i]));
@@ -157,6 +158,7 @@ protected:
 
     std::string                                m_fabric;
     bool                                       m_baseline = false;
+    std::string                                m_ah_cache = "transient";
     ucs::env_changes_t                         m_extra_env;
     std::vector<std::unique_ptr<host_process>> m_hosts;
     std::vector<int>                           m_fds;
@@ -247,6 +249,31 @@ TEST_P(test_fabric, peer_mac_moved_mid_stream_then_reconnect)
     size_t conns;
     EXPECT_EQ("02:c9:ee:00:00:01", last_rmac("host1", &conns));
     EXPECT_EQ(2u, conns);
+    EXPECT_EQ(UCS_OK, uct_ib_emu_fabric_destroy(m_fabric, false));
+    expect_nothing_left();
+}
+
+/* The move is another process's registry edit: the client's cache learns
+ * it only from the neighbour event its host receives */
+TEST_P(test_fabric, validated_cache_reconnects_to_the_moved_mac)
+{
+    if (!roce() || (tl() != "rc_mlx5")) {
+        GTEST_SKIP() << "the AV cache serves rc_mlx5 DevX connects over RoCE";
+    }
+
+    m_ah_cache = "validated";
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fabric_create(m_fabric, 2));
+    start_pair(tl(), dev(), "mac_move", 100);
+    expect_exit_ok(server(), "server");
+    expect_exit_ok(client(), "client");
+
+    EXPECT_EQ("host0", client().result("mac_moved"));
+    EXPECT_EQ("first try", client().result("reconnect"));
+    EXPECT_EQ("02:c9:ee:00:00:01", client().result("new_ep_rmac"));
+    /* two connects to one destination: the second one after the move,
+     * whose event dropped the entry */
+    EXPECT_EQ("lookups 2 hits 0 ah_creates 2 invalidated 1",
+              client().result("av_cache"));
     EXPECT_EQ(UCS_OK, uct_ib_emu_fabric_destroy(m_fabric, false));
     expect_nothing_left();
 }
