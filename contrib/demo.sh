@@ -140,7 +140,13 @@ row "DevX commands per RC connect (creation excluded)" \
     "$(value "$out/rc.txt" 'DevX commands per QP')"
 row "AHs alive after 10,000 connects" "$(value "$out/rc.txt" 'AHs alive at the end')"
 row "QPs after the peer's MAC moved: transient AH" "$(after_change "$out/k4.txt" head)"
+row "QPs after the peer's MAC moved: validated AV cache" \
+    "$(sed -n 's/^ *QPs after the change *//p' "$out/base.txt" | sed -n 2p)"
 row "QPs after the peer's MAC moved: cached AH" "$(after_change "$out/base.txt" tail)"
+row "AH creates per connect: transient, validated, cached" \
+    "$(sed -n 's/^ *AH creates  *\([0-9.]* vs [0-9.]* vs [0-9.]*\).*/\1/p' "$out/base.txt")"
+row "instructions per connect: transient, validated, cached" \
+    "$(sed -n 's/^ *instructions *\([0-9,]* vs [0-9,]* vs [0-9,]*\).*/\1/p' "$out/callgrind.txt")"
 row "instructions per connect, transient vs cached" \
     "$(sed -n 's/^ *instructions *\([0-9,]* vs [0-9,]* (ratio [0-9.]*)\)/\1/p' "$out/callgrind.txt")"
 row "  the same, the cache's lookup counted as free" \
