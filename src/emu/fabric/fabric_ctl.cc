@@ -128,10 +128,12 @@ void edit_port_up(fabric_rec *rec, unsigned host, port_rec *p, bool up)
                 continue;
             }
             for (const gid_rec &g : p->gids) {
+                /* a RoCEv1 and a RoCEv2 slot share an address: one event */
                 if (g.valid && !memcmp(g.raw, n.gid, sizeof(n.gid))) {
                     neigh_event_post(&other->neigh_events,
                                      up ? NEIGH_EVENT_NEW : NEIGH_EVENT_FAILED,
                                      n.segment, n.gid, n.mac);
+                    break;
                 }
             }
         }

@@ -9,7 +9,7 @@
  *
  *   fabric_peer --role server|client --fd N --tl rc_mlx5 --dev mlx5_0:1
  *               --scenario traffic|mac_move|peer_killed|flap|isolate|damage|
- *                          bulk|huge|list
+ *                          bulk|huge|neigh_events|list
  *               [--count N]
  *               [--baseline 1] [--ah-cache transient|validated]
  *
@@ -27,6 +27,7 @@
 #include "fabric_peer_baseline.h"
 
 #include <uct/api/tools/ib_ah_cache.h>
+#include <uct/ib/base/ib_neigh.h>
 
 #include <uct/api/tools/ib_glue.h>
 
@@ -1087,7 +1088,8 @@ void client(memory *mem)
             result("av_cache", "lookups " + std::to_string(av_cache.lookups) +
                    " hits " + std::to_string(av_cache.hits) + " ah_creates " +
                    std::to_string(av_cache.ah_creates) + " invalidated " +
-                   std::to_string(av_cache.invalidated) +
+                   std::to_string(av_cache.invalidated) + " uncached " +
+                   std::to_string(av_cache.uncached) +
                    (av_cache.transient ? " transient" : ""));
         }
     }
@@ -1141,6 +1143,96 @@ bool parse(int argc, char **argv)
 
 } // namespace
 
+/* Neighbour messages queued on listener fd now, as "N new, N failed, N
+ * del[, mac M]" (the MAC of the last resolved one) */
+std::string neigh_messages(int fd)
+{
+    std::vector<uct_ib_neigh_msg> msgs;
+    unsigned fresh = 0, failed = 0, del = 0;
+    std::string mac;
+    uint8_t buf[8192];
+    int len;
+
+    while ((len = uct_ib_glue->neigh_monitor_recv(fd, buf, sizeof(buf))) >= 0) {
+        check(uct_ib_neigh_parse(buf, size_t(len), &msgs), "a neighbour message");
+    }
+    check(errno == EAGAIN, "neighbour messages read to the end");
+    for (const uct_ib_neigh_msg &msg : msgs) {
+        if (msg.kind == uct_ib_neigh_msg::DEL) {
+            ++del;
+        } else if (msg.resolved()) {
+            ++fresh;
+            mac = mac_str(msg.lladdr);
+        } else {
+            ++failed;
+        }
+    }
+    return std::to_string(fresh) + " new, " + std::to_string(failed) +
+           " failed, " + std::to_string(del) + " del" +
+           (mac.empty() ? "" : ", mac " + mac);
+}
+
+/* What host1's neighbour listener hears of changes made on the fabric by
+ * the control API (as `ucx_emu` makes them) */
+void neigh_events_scenario(const std::string &fabric)
+{
+    const uct_ib_emu_mac_t moved = {0x02, 0xc9, 0xee, 0x00, 0x00, 0x02};
+    const uct_ib_emu_mac_t stale = {0x02, 0xc9, 0xee, 0x00, 0x00, 0x03};
+    union ibv_gid          gid   = {};
+    struct ibv_context     *ctx  = nullptr;
+    struct ibv_device      **list;
+    int                    num   = 0, fd;
+
+    list = uct_ib_glue->get_device_list(&num);
+    for (int i = 0; (list != nullptr) && (i < num) && (ctx == nullptr); ++i) {
+        if (!strcmp(uct_ib_glue->get_device_name(list[i]), "mlx5_0")) {
+            check(uct_ib_glue_open_device(list[i], 1, &ctx, nullptr) == UCS_OK,
+                  "mlx5_0 opens");
+        }
+    }
+    if (list != nullptr) {
+        uct_ib_glue->free_device_list(list);
+    }
+    if (ctx == nullptr) {
+        die("no mlx5_0", UCS_ERR_NO_DEVICE);
+    }
+    fd = uct_ib_glue->neigh_monitor_open(ctx);
+    check(fd >= 0, "the neighbour listener opens");
+
+    /* host0's mlx5_0 moves, with its gratuitous ARP */
+    check(uct_ib_emu_fabric_set_mac(fabric, "host0", "mlx5_0", 1, moved,
+                                    true) == UCS_OK, "the MAC moves");
+    result("mac_move", neigh_messages(fd));
+
+    /* a stale entry for host0's IPv4 address, set on this host */
+    gid.raw[10] = gid.raw[11] = 0xff;
+    gid.raw[12] = 198;
+    gid.raw[13] = 18;
+    gid.raw[15] = 1;
+    check(uct_ib_emu_fabric_neigh_set(fabric, "host1", gid, stale) == UCS_OK,
+          "the neighbour entry is set");
+    result("neigh_set", neigh_messages(fd));
+    result("neigh_set_elsewhere",
+           (uct_ib_emu_fabric_neigh_set(fabric, "host0", gid, moved) ==
+            UCS_OK) ? neigh_messages(fd) : "refused");
+
+    /* host0's port goes down and up; then this host's own port */
+    check(uct_ib_emu_fabric_set_port_up(fabric, "host0", "mlx5_0", 1, false) ==
+          UCS_OK, "host0's port goes down");
+    result("peer_port_down", neigh_messages(fd));
+    check(uct_ib_emu_fabric_set_port_up(fabric, "host0", "mlx5_0", 1, true) ==
+          UCS_OK, "host0's port comes up");
+    result("peer_port_up", neigh_messages(fd));
+    check(uct_ib_emu_fabric_set_port_up(fabric, "host1", "mlx5_0", 1, false) ==
+          UCS_OK, "the own port goes down");
+    result("own_port_down", neigh_messages(fd));
+    check(uct_ib_emu_fabric_set_port_up(fabric, "host1", "mlx5_0", 1, true) ==
+          UCS_OK, "the own port comes up");
+
+    check(uct_ib_glue->neigh_monitor_close(fd) == 0, "the listener closes");
+    check(uct_ib_glue_close_device(ctx) == UCS_OK, "mlx5_0 closes");
+}
+
 int main(int argc, char **argv)
 {
     uct_component_h *components;
@@ -1184,6 +1276,15 @@ int main(int argc, char **argv)
     std::string host;
     std::string fabric = uct_ib_emu_fabric_joined(&host);
     result("joined", fabric + " " + host);
+
+    if (g_opts.scenario == "neigh_events") {
+        if (g_opts.role == "client") {
+            neigh_events_scenario(fabric);
+        }
+        uct_worker_destroy(g_worker);
+        result("exit", g_ok ? "ok" : "failed");
+        return g_ok ? 0 : 1;
+    }
 
     ctl_bound_writes();
     open_iface();
