@@ -26,7 +26,9 @@
 #   pingpong  ibv_rc_pingpong server and client (given localhost) in two
 #             processes, two hosts of one fabric: RoCEv2 (-d mlx5_0 -g 3)
 #             and InfiniBand (-d mlx5_2), each with polling and with
-#             completion events (-e); ibv_ud_pingpong likewise (UD QPs,
+#             completion events (-e), and RoCEv2 with -t (an extended CQ
+#             polled with ibv_start_poll, its CQEs' device timestamps:
+#             "timestamps"); ibv_ud_pingpong likewise (UD QPs,
 #             address handles, the GRH area of every receive), with -c
 #             checking the received data
 #   valgrind  ibv_devinfo, ibv_rc_pingpong -e (RoCEv2) and ibv_ud_pingpong
@@ -328,6 +330,14 @@ pingpong() {
 pingpong ibv_rc_pingpong roce-v2        -d mlx5_0 -g 3
 pingpong ibv_rc_pingpong roce-v2-events -d mlx5_0 -g 3 -e
 pingpong ibv_rc_pingpong ib             -d mlx5_2
+# -t: an extended CQ polled with ibv_start_poll, each receive's CQE timestamp
+pingpong ibv_rc_pingpong roce-v2-timestamps -d mlx5_0 -g 3 -t
+if grep -qE '^Average receive completion clock cycles = [0-9.]+$' \
+        "$work/roce-v2-timestamps-client.log"; then
+    ok "timestamps: ibv_rc_pingpong -t: $(grep -h '^Min receive' "$work/roce-v2-timestamps-client.log")"
+else
+    fail "timestamps: ibv_rc_pingpong -t printed no completion clock cycles"
+fi
 pingpong ibv_rc_pingpong ib-events      -d mlx5_2 -e
 # UD: a datagram is at most the port MTU (1024 on the emulated Ethernet ports)
 pingpong ibv_ud_pingpong ud-roce-v2        -d mlx5_0 -g 3 -s 1024 -c

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define UCT_IB_EMU_DROPIN_VERSION 4
+#define UCT_IB_EMU_DROPIN_VERSION 5
 #define UCT_IB_EMU_DROPIN_SYMBOL  "uct_ib_emu_dropin_ops"
 
 typedef struct uct_ib_emu_dropin_ops {
@@ -84,6 +84,12 @@ typedef struct uct_ib_emu_dropin_ops {
     /* ibv_resize_cq: 0 or an errno (EINVAL: the entries not yet polled do
      * not fit, or a size beyond the device's) */
     int (*resize_cq)(struct ibv_cq *cq, int cqe);
+
+    /* ibv_rereg_mr: 0, or enum ibv_rereg_mr_err_code with errno set
+     * (IBV_REREG_MR_ERR_INPUT: flags, addresses or the PD refused, the MR
+     * unchanged; IBV_REREG_MR_ERR_CMD: the device refused, unchanged) */
+    int (*rereg_mr)(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+                    void *addr, size_t length, int access);
 } uct_ib_emu_dropin_ops_t;
 
 extern const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops;

@@ -225,6 +225,7 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
         e->sop_drop_qpn   = htobe32((uint32_t(d.sop) << 24) |
                                     (d.qpn & 0xffffff));
         e->wqe_counter    = htobe16(d.wqe_counter);
+        e->timestamp      = htobe64(hca_clock_ticks(s));
         if (d.ud) {
             e->flags_rqpn = htobe32(d.flags_rqpn);
             e->slid       = htobe16(d.slid);

@@ -49,6 +49,8 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::log_max_ra_req_qp>>(out, LOG_MAX_RA_QP);
     put<general_cap<cap::log_max_ra_res_qp>>(out, LOG_MAX_RA_QP);
     put<general_cap<cap::gid_table_size>>(out, p.gids.size());
+    put<general_cap<cap::device_frequency_mhz>>(out, HCA_CORE_CLOCK_KHZ / 1000);
+    put<general_cap<cap::device_frequency_khz>>(out, HCA_CORE_CLOCK_KHZ);
     put<general_cap<cap::pkey_table_size>>(out, p.pkey_tbl_len);
     put<general_cap<cap::port_type>>(
             out, p.is_eth() ? PORT_TYPE_ETH : PORT_TYPE_IB);

@@ -265,22 +265,6 @@ bool verbs_attr(const device &dev, const std::string &rel, std::string *value)
     return true;
 }
 
-/* The extended polling interface (ibv_start_poll, ...) is not modelled:
- * a program that polls through it is told so */
-int cq_ex_start_poll(struct ibv_cq_ex *, struct ibv_poll_cq_attr *)
-{
-    return EOPNOTSUPP;
-}
-
-int cq_ex_next_poll(struct ibv_cq_ex *)
-{
-    return EOPNOTSUPP;
-}
-
-void cq_ex_end_poll(struct ibv_cq_ex *)
-{
-}
-
 struct ibv_cq_ex *dropin_create_cq(struct ibv_context *ibctx,
                                    struct ibv_cq_init_attr_ex *attr,
                                    struct mlx5dv_cq_init_attr *mlx5_attr)
@@ -295,9 +279,13 @@ struct ibv_cq_ex *dropin_create_cq(struct ibv_context *ibctx,
     struct ibv_cq *ibcq;
 
     if ((attr == nullptr) || (attr->comp_mask & ~uint32_t(
-                                      IBV_CQ_INIT_ATTR_MASK_FLAGS)) ||
-        (attr->wc_flags & ~uint64_t(IBV_WC_STANDARD_FLAGS))) {
+                                      IBV_CQ_INIT_ATTR_MASK_FLAGS))) {
         return fail_ptr<struct ibv_cq_ex>(EINVAL);
+    }
+    if (attr->wc_flags & ~uint64_t(IBV_WC_STANDARD_FLAGS |
+                                   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)) {
+        /* no real-time clock, flow tags, VLANs or tag matching */
+        return fail_ptr<struct ibv_cq_ex>(EOPNOTSUPP);
     }
     if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
         (attr->flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
@@ -333,10 +321,12 @@ struct ibv_cq_ex *dropin_create_cq(struct ibv_context *ibctx,
     }
 
     /* The model's CQ begins with the ibv_cq_ex (model.h) */
-    cq_ex             = reinterpret_cast<struct ibv_cq_ex*>(ibcq);
-    cq_ex->start_poll = cq_ex_start_poll;
-    cq_ex->next_poll  = cq_ex_next_poll;
-    cq_ex->end_poll   = cq_ex_end_poll;
+    cq_ex = reinterpret_cast<struct ibv_cq_ex*>(ibcq);
+    with_object<cq>(ibcq, [&](emu_state &, cq *c) {
+        c->wc_flags = attr->wc_flags;
+        return 0;
+    });
+    cq_ex_init_ops(cq_ex);
     return cq_ex;
 }
 
@@ -397,7 +387,8 @@ extern "C" const uct_ib_emu_dropin_ops_t uct_ib_emu_dropin_ops = {
     .devx_qp_query              = uct_ib_emu::emu_devx_qp_query,
     .modify_srq                 = uct_ib_emu::emu_modify_srq,
     .query_srq                  = uct_ib_emu::emu_query_srq,
-    .resize_cq                  = uct_ib_emu::emu_resize_cq
+    .resize_cq                  = uct_ib_emu::emu_resize_cq,
+    .rereg_mr                   = uct_ib_emu::emu_rereg_mr
 };
 
 extern "C" int uct_ib_emu_dropin_sigaction(int sig, const struct sigaction *act,

@@ -51,6 +51,10 @@ int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
  * for a size they do not fit in or beyond the device's */
 int emu_resize_cq(struct ibv_cq *cq, int cqe);
 
+/* ibv_rereg_mr, with libibverbs' return convention (verbs.cc) */
+int emu_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+                 size_t length, int access);
+
 /* ibv_modify_srq and ibv_query_srq of a verbs SRQ (the drop-in front-end;
  * verbs.cc), rdma-core's mlx5 conventions: the limit can be armed (at most
  * max_wr) or disarmed (0); max_wr cannot change (EINVAL, as mlx5 refuses a
@@ -62,7 +66,12 @@ int emu_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 /* The verbs data path (verbs_data.cc): CQEs of c's ring as work
  * completions (up to num), the provider's indices of a QP moved to RESET,
  * the initial free list of an SRQ */
-int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc);
+int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc,
+                   uint64_t *timestamps = nullptr);
+
+/* The polling interface of an extended CQ: start_poll, next_poll,
+ * end_poll and the ibv_wc_read_* functions (cq_ex.cc) */
+void cq_ex_init_ops(struct ibv_cq_ex *cq_ex);
 void verbs_queues_reset(qp *q);
 void srq_init_links(srq *q);
 

@@ -6,6 +6,7 @@
  * reaches the model this way (the drop-in front-end) and our library, which
  * calls the glue table, run the same code, fault injection included.
  */
+#include <emu/api/dropin.h>
 #include <emu/model/model.h>
 
 #include <algorithm>
@@ -64,10 +65,13 @@ int query_device_ex(struct ibv_context *ibctx,
         return ret;
     }
 
-    /* Nothing beyond the classic attributes is modelled: no on-demand
-     * paging, timestamps, TSO, RSS, tag matching or device memory */
-    full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
-    full.phys_port_cnt_ex    = full.orig_attr.phys_port_cnt;
+    /* Beyond the classic attributes only completion timestamps are
+     * modelled: no on-demand paging, TSO, RSS, tag matching or device
+     * memory */
+    full.device_cap_flags_ex       = full.orig_attr.device_cap_flags;
+    full.phys_port_cnt_ex          = full.orig_attr.phys_port_cnt;
+    full.completion_timestamp_mask = HCA_TIMESTAMP_MASK;
+    full.hca_core_clock            = HCA_CORE_CLOCK_KHZ;
     memcpy(attr, &full, std::min(attr_size, sizeof(full)));
     return 0;
 }
@@ -78,6 +82,13 @@ struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
                             struct ibv_qp_init_attr_ex *attr)
 {
     return uct_ib_emu_glue_ops.mlx5dv_create_qp(ibctx, attr, nullptr);
+}
+
+/* ibv_create_cq_ex: the mlx5dv path without DV attributes */
+struct ibv_cq_ex *create_cq_ex(struct ibv_context *ibctx,
+                               struct ibv_cq_init_attr_ex *attr)
+{
+    return uct_ib_emu_dropin_ops.create_cq(ibctx, attr, nullptr);
 }
 
 /* Memory windows are not modelled */
@@ -122,6 +133,7 @@ void provider_context_init(context *ctx)
     vctx->query_port      = query_port_sized;
     vctx->query_device_ex = query_device_ex;
     vctx->create_qp_ex    = create_qp_ex;
+    vctx->create_cq_ex    = create_cq_ex;
     vctx->sz              = sizeof(*vctx);
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 }

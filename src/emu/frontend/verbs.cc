@@ -109,6 +109,67 @@ struct ibv_mr *emu_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
     return &add_object(p->ctx, std::move(m))->ibv;
 }
 
+/*
+ * A registration moved, to another PD or other rights, in place: the keys
+ * stay (the mlx5 driver may keep the mkey), work requests that reach the MR
+ * from now on see its new range. Checked as libibverbs and the driver
+ * check, all before anything changes.
+ */
+int emu_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd,
+                 void *addr, size_t length, int access)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    mr *m = find<mr>(s, ibmr);
+    pd *p = nullptr;
+    int err;
+
+    auto input_error = [](int e) {
+        errno = e;
+        return int(IBV_REREG_MR_ERR_INPUT);
+    };
+
+    if ((m == nullptr) || (flags == 0) ||
+        (flags & ~int(IBV_REREG_MR_FLAGS_SUPPORTED))) {
+        return input_error(EINVAL);
+    }
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        if ((addr == nullptr) || (length == 0) ||
+            (reinterpret_cast<uintptr_t>(addr) + length <
+             reinterpret_cast<uintptr_t>(addr))) {
+            return input_error(EINVAL);
+        }
+    }
+    if (flags & IBV_REREG_MR_CHANGE_PD) {
+        p = find<pd>(s, ibpd);
+        if ((p == nullptr) || (p->ctx != m->pd->ctx)) {
+            return input_error(EINVAL);
+        }
+    }
+    if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+        err = check_access_flags(access);
+        if (err != 0) {
+            errno = err;
+            return IBV_REREG_MR_ERR_CMD; /* the driver refused the rights */
+        }
+    }
+
+    if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+        m->ibv.addr   = addr;
+        m->ibv.length = length;
+    }
+    if (flags & IBV_REREG_MR_CHANGE_PD) {
+        --m->pd->refs;
+        ++p->refs;
+        m->pd     = p;
+        m->ibv.pd = ibpd;
+    }
+    if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+        m->access = access;
+    }
+    return 0;
+}
+
 int emu_dereg_mr(struct ibv_mr *ibmr)
 {
     return with_object<mr>(ibmr, [](emu_state &s, mr *m) {

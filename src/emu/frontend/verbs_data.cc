@@ -368,7 +368,8 @@ void verbs_queues_reset(qp *q)
     }
 }
 
-int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc)
+int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc,
+                   uint64_t *timestamps)
 {
     uint32_t *dbrec = static_cast<uint32_t*>(c->dbrec.get());
     int count       = 0;
@@ -386,7 +387,13 @@ int poll_ring_cqes(emu_state &s, cq *c, int num, struct ibv_wc *wc)
             break;
         }
 
-        to_wc(s, c, raw, &wc[count++]);
+        to_wc(s, c, raw, &wc[count]);
+        if (timestamps != nullptr) { /* an error CQE carries none */
+            timestamps[count] = (wc[count].status == IBV_WC_SUCCESS) ?
+                    be64toh(reinterpret_cast<const struct mlx5_cqe64*>(raw)
+                                    ->timestamp) : 0;
+        }
+        ++count;
         ++c->exec.sw_ci;
     }
 

@@ -327,6 +327,13 @@ struct cq : object {
     std::deque<verbs_cqe> verbs_cqes;
     uint64_t              overruns = 0; /* completions lost to a full CQ */
 
+    /* The extended polling interface (frontend/cq_ex.cc): the columns the
+     * creator asked for (IBV_WC_EX_WITH_*), and the completion the last
+     * start_poll/next_poll took */
+    uint64_t              wc_flags  = 0;
+    struct ibv_wc         polled_wc = {};
+    uint64_t              polled_ts = 0;
+
     cq_exec               exec; /* the engine's side of the ring */
 
     /* Completion events: the channel, the arm the device last fired on
@@ -847,6 +854,17 @@ bool neigh_resolve(const emu_state &s, const port &from, const union ibv_gid &gi
 
 /* RoCEv2 UDP source port for a flow label, as rdma-core derives it */
 uint16_t roce_udp_sport(emu_state &s, uint32_t flow_label);
+
+/* The device's free-running clock, which stamps CQEs: 156.25 MHz, as the
+ * caps (device_frequency_khz) and ibv_query_device_ex (hca_core_clock)
+ * say, counted from the emulator's clock (its ns * 5 / 32) */
+constexpr uint32_t HCA_CORE_CLOCK_KHZ = 156250;
+constexpr uint64_t HCA_TIMESTAMP_MASK = 0x7fffffffffffffffull;
+inline uint64_t hca_clock_ticks(const emu_state &s)
+{
+    return ((s.clock.now / 32) * 5 + (s.clock.now % 32) * 5 / 32) &
+           HCA_TIMESTAMP_MASK;
+}
 
 /* Integer log2 of the smallest power of two >= value */
 unsigned ilog2_ceil(uint64_t value);

@@ -182,6 +182,17 @@ PRELOAD_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
     return (dropin == nullptr) ? ENOSYS : dropin->resize_cq(cq, cqe);
 }
 
+PRELOAD_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+                                void *addr, size_t length, int access)
+{
+    const uct_ib_emu_dropin_ops_t *dropin = preload_dropin_ops();
+
+    if (dropin == nullptr) {
+        errno = ENOSYS;
+        return IBV_REREG_MR_ERR_INPUT;
+    }
+    return dropin->rereg_mr(mr, flags, pd, addr, length, access);
+}
 
 /* The address back to the sender of a received datagram, on InfiniBand:
  * its LID and SL, the path bits it was sent to, and with a GRH its GID, our
@@ -304,14 +315,6 @@ PRELOAD_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd * /* pd */,
                                                 int /* access */)
 {
     return refuse_ptr<struct ibv_mr>();
-}
-
-PRELOAD_EXPORT int ibv_rereg_mr(struct ibv_mr * /* mr */, int /* flags */,
-                                struct ibv_pd * /* pd */, void * /* addr */,
-                                size_t /* length */, int /* access */)
-{
-    errno = EOPNOTSUPP;
-    return IBV_REREG_MR_ERR_INPUT;
 }
 
 /* Objects shared from another process's context: the model's contexts

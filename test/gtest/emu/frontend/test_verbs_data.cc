@@ -509,6 +509,129 @@ TEST_F(test_emu_engine_verbs, resize_cq_keeps_unpolled_completions)
     }
 }
 
+/* ibv_create_cq_ex with the polling interface: completions one by one
+ * (start_poll, next_poll, end_poll), their fields through the read
+ * functions, and the device's timestamp: the emulator's clock at 156.25 MHz,
+ * as ibv_query_device_ex's hca_core_clock says */
+TEST_F(test_emu_engine_verbs, extended_cq_polls_with_device_timestamps)
+{
+    const uct_ib_emu_dropin_ops_t &dropin = uct_ib_emu_dropin_ops;
+    struct ibv_cq_init_attr_ex     attr   = {};
+    struct ibv_poll_cq_attr        pattr  = {};
+    struct ibv_device_attr_ex      dattr  = {};
+    uint64_t                       word   = 0;
+
+    ASSERT_EQ(0, uct_ib_glue->destroy_cq(m_cq));
+    attr.cqe      = 64;
+    attr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+                    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+    attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+    m_cq = nullptr;
+    EXPECT_EQ(nullptr, dropin.create_cq(m_ctx, &attr, nullptr));
+    EXPECT_EQ(EOPNOTSUPP, errno) << "no real-time clock";
+    attr.wc_flags &= ~uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+    struct ibv_cq_ex *cq_ex = dropin.create_cq(m_ctx, &attr, nullptr);
+    ASSERT_NE(nullptr, cq_ex) << strerror(errno);
+    m_cq = ibv_cq_ex_to_cq(cq_ex);
+
+    auto *vctx = verbs_get_ctx(m_ctx);
+    ASSERT_EQ(0, vctx->query_device_ex(m_ctx, nullptr, &dattr, sizeof(dattr)));
+    EXPECT_EQ(156250u, dattr.hca_core_clock);
+    EXPECT_NE(0u, dattr.completion_timestamp_mask);
+
+    EXPECT_EQ(ENOENT, cq_ex->start_poll(cq_ex, &pattr)) << "empty";
+
+    connect_pair();
+    struct ibv_mr *mr  = reg(&word, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    uint64_t       before = uct_ib_emu_clock_now();
+    for (uint64_t i = 0; i < 3; ++i) {
+        ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 50 + i, &sge, 1,
+                               IBV_SEND_SIGNALED,
+                               reinterpret_cast<uintptr_t>(&word), mr->rkey));
+        uct_ib_emu_clock_advance(3200); /* 500 ticks */
+        uct_ib_emu_engine_run();
+    }
+
+    std::vector<uint64_t> stamps;
+    ASSERT_EQ(0, cq_ex->start_poll(cq_ex, &pattr));
+    do {
+        EXPECT_EQ(IBV_WC_SUCCESS, cq_ex->status);
+        EXPECT_EQ(50 + stamps.size(), cq_ex->wr_id);
+        EXPECT_EQ(IBV_WC_RDMA_WRITE, ibv_wc_read_opcode(cq_ex));
+        EXPECT_EQ(m_a->qp_num, ibv_wc_read_qp_num(cq_ex));
+        stamps.push_back(ibv_wc_read_completion_ts(cq_ex));
+    } while (cq_ex->next_poll(cq_ex) == 0);
+    cq_ex->end_poll(cq_ex);
+
+    ASSERT_EQ(3u, stamps.size());
+    EXPECT_GE(stamps[0], before * 5 / 32) << "not before the first post";
+    for (size_t i = 1; i < stamps.size(); ++i) {
+        EXPECT_GE(stamps[i] - stamps[i - 1], 500u)
+                << "the clock advanced 3.2 us, 500 ticks, between the writes";
+    }
+    EXPECT_EQ(ENOENT, cq_ex->start_poll(cq_ex, &pattr)) << "all taken";
+}
+
+/* ibv_rereg_mr (the drop-in's): the keys stay, a work request that reaches
+ * the MR afterwards sees its new range and rights; what libibverbs refuses
+ * is refused with the MR unchanged */
+TEST_F(test_emu_engine_verbs, rereg_mr_moves_a_registration_in_place)
+{
+    const uct_ib_emu_dropin_ops_t &dropin = uct_ib_emu_dropin_ops;
+    uint64_t src = 0x1122334455667788ull, first = 0, second = 0;
+
+    connect_pair();
+    struct ibv_mr *smr = reg(&src, 8);
+    struct ibv_mr *mr  = reg(&first, 8);
+    const uint32_t rkey = mr->rkey, lkey = mr->lkey;
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&src), 8, smr->lkey};
+
+    errno = 0;
+    EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+              dropin.rereg_mr(mr, 0, nullptr, nullptr, 0, 0)) << "no flags";
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+              dropin.rereg_mr(mr, 0x100, nullptr, nullptr, 0, 0));
+    EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+              dropin.rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr,
+                              &second, 0, 0)) << "no length";
+    EXPECT_EQ(IBV_REREG_MR_ERR_INPUT,
+              dropin.rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, nullptr, nullptr, 0,
+                              0)) << "no PD";
+    EXPECT_EQ(IBV_REREG_MR_ERR_CMD,
+              dropin.rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr,
+                              0, IBV_ACCESS_REMOTE_WRITE))
+            << "remote write without local write";
+    EXPECT_EQ(&first, mr->addr) << "unchanged by the refusals";
+
+    ASSERT_EQ(0, dropin.rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr,
+                                 &second, 8, 0));
+    EXPECT_EQ(&second, mr->addr);
+    EXPECT_EQ(8u, mr->length);
+    EXPECT_EQ(rkey, mr->rkey);
+    EXPECT_EQ(lkey, mr->lkey);
+
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&second), rkey));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(src, second);
+    EXPECT_EQ(0u, first) << "the old range is no longer the MR's";
+
+    ASSERT_EQ(0, dropin.rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr,
+                                 nullptr, 0, IBV_ACCESS_LOCAL_WRITE));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&second), rkey));
+    wcs = poll();
+    ASSERT_FALSE(wcs.empty());
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wcs[0].status)
+            << "remote write was taken away";
+}
+
 /* The SRQ limit (ibv_modify_srq, the drop-in's): armed, the first receive
  * that leaves fewer WQEs than the limit raises IBV_EVENT_SRQ_LIMIT_REACHED
  * once and disarms it; a resize is refused as mlx5 refuses it */
