@@ -16,6 +16,8 @@
 #   ompi     mpirun.openmpi --mca pml ucx --mca osc ucx: ping-pong 1 B..64 KiB
 #            with data checks, MPI_Put/MPI_Get in a window, 100
 #            MPI_Fetch_and_op and 2 MPI_Compare_and_swap, each checked
+#   ompi-rc_verbs  the same with UCX_TLS=rc_v,self: RC over verbs QPs,
+#            through MPI_Finalize
 #   oshmem   oshrun --mca spml ucx --mca pml ucx: a put/flag ping-pong 1 B..64
 #            KiB, shmem_putmem/getmem, an atomic add, 200 fetch-adds (each
 #            old value seen once), 10 compare-swap rounds (one winner each);
@@ -106,7 +108,7 @@ judge() { # NAME LOG PATTERN
         fail "$name: ranks left behind"
         pkill -KILL -f "$out/(mpi|shmem)_check"
     else
-        ok "$name: $(grep -h "$pattern" "$logfile" | head -1) (libucp from $ucxlib; QPs: $(grep -c devx "$logfile.qps") DevX RC)"
+        ok "$name: $(grep -h "$pattern" "$logfile" | head -1) (libucp from $ucxlib; QPs: $(grep -c ' devx ' "$logfile.qps") DevX, $(grep -c ' verbs ' "$logfile.qps") verbs)"
     fi
 }
 
@@ -122,6 +124,21 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
             -np 2 --mca pml ucx --mca osc ucx --mca btl self "${xs[@]}" \
             "$out/mpi_check_ompi" "$size"
         judge ompi "$out/ompi.log" " 0 data errors"
+        # the same over rc_verbs (verbs RC QPs; wireup over ud_verbs)
+        xs_verbs=()
+        for v in "${ucx_env[@]}"; do
+            case $v in UCX_TLS=*) v=UCX_TLS=rc_v,self ;; esac
+            xs_verbs+=(-x "$v")
+        done
+        run ompi-rc_verbs "$out/ompi-rc_verbs.log" mpirun.openmpi --allow-run-as-root \
+            --oversubscribe -np 2 --mca pml ucx --mca osc ucx --mca btl self \
+            "${xs_verbs[@]}" "$out/mpi_check_ompi" "$size"
+        if grep -q devx "$out/ompi-rc_verbs.log.qps"; then
+            fail "ompi-rc_verbs: DevX QPs made with UCX_TLS=rc_v (log $out/ompi-rc_verbs.log.qps)"
+            ucp_libs >/dev/null
+        else
+            judge ompi-rc_verbs "$out/ompi-rc_verbs.log" " 0 data errors"
+        fi
     else
         fail "ompi: mpicc.openmpi failed (log $out/ompi-build.log)"
     fi
@@ -134,8 +151,8 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
         fail "oshmem: oshcc or oshrun missing or failed (log $out/oshmem-build.log)"
     fi
 else
-    echo "mpi: SKIPPED: ompi, oshmem: no Open MPI (openmpi-bin, libopenmpi-dev)"
-    skipped=$((skipped + 2))
+    echo "mpi: SKIPPED: ompi, ompi-rc_verbs, oshmem: no Open MPI (openmpi-bin, libopenmpi-dev)"
+    skipped=$((skipped + 3))
 fi
 
 # MPICH ch4:ucx; NOLOCAL: on-node traffic through UCX, not shared memory
