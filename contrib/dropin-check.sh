@@ -28,7 +28,8 @@
 #             and InfiniBand (-d mlx5_2), each with polling and with
 #             completion events (-e), and RoCEv2 with -t (an extended CQ
 #             polled with ibv_start_poll, its CQEs' device timestamps:
-#             "timestamps"); ibv_ud_pingpong likewise (UD QPs,
+#             "timestamps"); ibv_uc_pingpong (UC QPs, multi-packet
+#             messages, RoCEv2 and InfiniBand); ibv_ud_pingpong likewise (UD QPs,
 #             address handles, the GRH area of every receive), with -c
 #             checking the received data
 #   valgrind  ibv_devinfo, ibv_rc_pingpong -e (RoCEv2) and ibv_ud_pingpong
@@ -339,6 +340,9 @@ else
     fail "timestamps: ibv_rc_pingpong -t printed no completion clock cycles"
 fi
 pingpong ibv_rc_pingpong ib-events      -d mlx5_2 -e
+# UC: RC's wire without acknowledgements; 8 KiB messages of several packets
+pingpong ibv_uc_pingpong uc-roce-v2        -d mlx5_0 -g 3 -s 8192
+pingpong ibv_uc_pingpong uc-ib-events      -d mlx5_2 -e
 # UD: a datagram is at most the port MTU (1024 on the emulated Ethernet ports)
 pingpong ibv_ud_pingpong ud-roce-v2        -d mlx5_0 -g 3 -s 1024 -c
 pingpong ibv_ud_pingpong ud-roce-v2-events -d mlx5_0 -g 3 -s 1024 -c -e

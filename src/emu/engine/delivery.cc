@@ -169,9 +169,10 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
         return UCT_IB_EMU_DROP_NONE;
     }
 
+    /* a QP of another transport (RC, UC) takes none of its packets */
     auto it = dst_dev->qps.find(q->remote_qpn);
     if ((it == dst_dev->qps.end()) || (it->second->port != dst_port->num) ||
-        it->second->is_ud()) {
+        (it->second->st != q->st)) {
         return UCT_IB_EMU_DROP_NO_QP;
     }
 

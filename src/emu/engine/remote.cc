@@ -142,7 +142,8 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
 
     auto it = dev->qps.find(h.dst_qpn);
     if ((it == dev->qps.end()) || (it->second->port != h.dst_port) ||
-        it->second->is_ud()) {
+        it->second->is_ud() ||
+        (it->second->is_uc() != bool(h.flags & wire::REQ_UC))) {
         drop(s, UCT_IB_EMU_DROP_NO_QP, h.dst_qpn);
         return;
     }
@@ -174,6 +175,9 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
 
     count_delivered(s, dst);
     responder_receive(s, dst, req, &resp);
+    if (dst->is_uc()) {
+        return; /* UC answers nothing */
+    }
     if (resp.kind == resp_kind::NONE) {
         count_drop(s, dst, UCT_IB_EMU_DROP_PSN);
         return;

@@ -31,7 +31,8 @@
  *
  * A UD QP's WQEs are datagrams (ud.cc): each completes as soon as it is
  * sent; a local error moves the QP to SQER, which flushes only its send
- * queue.
+ * queue. A UC QP's messages are sent once and complete when their last
+ * packet has left (process_uc); nothing answers them.
  */
 #include <emu/engine/engine.h>
 #include <emu/fabric/member.h>
@@ -181,8 +182,9 @@ void request_of(const qp *q, const send_wqe &w, request_pkt *pkt)
     h.type        = wire::PKT_REQUEST;
     h.opcode      = w.opcode;
     h.opmod       = w.opmod;
-    h.flags       = (w.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) ?
-                    wire::REQ_SOLICITED : 0;
+    h.flags       = ((w.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) ?
+                     wire::REQ_SOLICITED : 0) |
+                    (q->is_uc() ? wire::REQ_UC : 0);
     h.src_qpn     = q->qpn;
     h.dst_qpn     = q->remote_qpn;
     h.msg_len     = w.length;
@@ -238,7 +240,7 @@ void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
     h->offset      = k * mtu;
     h->payload_len = carries ? static_cast<uint16_t>(
                              std::min(mtu, w.length - h->offset)) : 0;
-    h->flags       = (h->flags & wire::REQ_SOLICITED) |
+    h->flags       = (h->flags & (wire::REQ_SOLICITED | wire::REQ_UC)) |
                      ((k == 0) ? wire::REQ_FIRST : 0) |
                      ((k == npkts - 1) ? wire::REQ_LAST : 0);
 }
@@ -475,6 +477,100 @@ void requester_answered(emu_state &s, const qp *q, send_wqe &w)
 
 namespace {
 
+/*
+ * A UC WQE: its packets go once, nothing answers them, and it completes
+ * when the last one has left (successfully, whatever became of them: a
+ * packet that is dropped, or that the responder refuses, loses its message
+ * there). Only sends and writes are UC operations.
+ */
+outcome process_uc(emu_state &s, qp *q, send_wqe &w)
+{
+    const unsigned flags = w.info->flags;
+    const uint32_t mtu   = mtu_bytes(q->mtu);
+    const bool carries   = flags & (OP_SEND | OP_WRITE);
+    const uint32_t npkts = (carries && (w.length > mtu)) ?
+                           (w.length + mtu - 1) / mtu : 1;
+    request_pkt pkt;
+    response_pkt resp;
+    uint8_t syndrome;
+
+    if (w.waiting) { /* its packets are streaming to another host */
+        if (streaming(w)) {
+            return outcome::WAIT;
+        }
+        q->sq_x.sent = 0;
+        complete_wqe(s, q, w, 0);
+        return outcome::DONE;
+    }
+
+    if (!(flags & (OP_SEND | OP_WRITE)) ||
+        (flags & (OP_READ | OP_ATOMIC_OP))) {
+        fail_wqe(s, q, w, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+        return outcome::DONE;
+    }
+    if (uint64_t(w.length) > (1ull << q->log_msg_max)) {
+        fail_wqe(s, q, w, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+        return outcome::DONE;
+    }
+
+    if (s.fabric != nullptr) {
+        qp *dst = nullptr;
+        wire::dest remote;
+
+        if ((deliver(s, q, &dst, &remote) == UCT_IB_EMU_DROP_NONE) &&
+            (dst == nullptr)) {
+            syndrome = check_local(q, w, nullptr);
+            if (syndrome != 0) {
+                fail_wqe(s, q, w, syndrome);
+                return outcome::DONE;
+            }
+            if (link_full(s, remote.host)) {
+                return outcome::WAIT;
+            }
+            send_remote(s, q, w, remote);
+            if (streaming(w)) {
+                return outcome::WAIT_NEW; /* stream_more sends the rest */
+            }
+            q->sq_x.sent = 0;
+            complete_wqe(s, q, w, 0);
+            return outcome::DONE;
+        }
+    }
+
+    if (!w.sges.empty()) {
+        syndrome = check_local(q, w, &q->sq_x.payload);
+        if (syndrome != 0) {
+            fail_wqe(s, q, w, syndrome);
+            return outcome::DONE;
+        }
+        q->sq_x.payload.insert(q->sq_x.payload.begin(), w.inline_data.begin(),
+                               w.inline_data.end());
+    }
+    const std::vector<uint8_t> &data = w.sges.empty() ? w.inline_data :
+                                       q->sq_x.payload;
+
+    request_of(q, w, &pkt);
+    assign_psns(q, w, npkts);
+    for (uint32_t k = 0; k < npkts; ++k) {
+        qp *dst = nullptr;
+        uct_ib_emu_drop_t drop;
+
+        packet_of(w, k, npkts, mtu, carries, &pkt.hdr);
+        pkt.payload = carries ? data.data() + pkt.hdr.offset : nullptr;
+        count_sent(s, q);
+        drop = deliver_packet(s, q, pkt.hdr.payload_len, &dst);
+        if (drop != UCT_IB_EMU_DROP_NONE) {
+            count_drop(s, q, drop);
+            continue; /* the responder finds the gap and drops the rest */
+        }
+        count_delivered(s, dst);
+        responder_receive(s, dst, pkt, &resp);
+    }
+
+    complete_wqe(s, q, w, 0);
+    return outcome::DONE;
+}
+
 outcome process(emu_state &s, qp *q, send_wqe &w)
 {
     if (w.bad_syndrome != 0) {
@@ -490,6 +586,10 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
     if (q->is_ud()) {
         process_ud(s, q, w);
         return outcome::DONE;
+    }
+
+    if (q->is_uc()) {
+        return process_uc(s, q, w);
     }
 
     if (w.waiting) {
@@ -586,6 +686,10 @@ bool fenced(const send_wqe &w)
 bool pipeline(emu_state &s, qp *q)
 {
     bool did = false;
+
+    if (q->is_uc()) {
+        return false; /* a UC message completes before the next goes */
+    }
 
     while ((q->sq_x.sent > 0) && (q->sq_x.sent < q->sq_x.wqes.size()) &&
            (q->sq_x.sent < PIPELINE_MAX) &&

@@ -238,12 +238,91 @@ bool remote_translate(qp *dst, const request_pkt &req, uint64_t addr,
                          access, frags) == key_check::OK;
 }
 
+/*
+ * UC (IBA 9.7.5.2, 9.8.3): nothing is answered, and what RC would NAK is
+ * dropped without a word. A packet out of sequence is dropped with the rest
+ * of its message, unless it begins a message, which starts afresh there; a
+ * message that could not be taken (no receive WQE, a write the keys refuse)
+ * is dropped whole. A receive WQE a dropped message had begun to fill is
+ * filled again by the next one. Only a receive that cannot hold its message
+ * completes in error (and the QP with it), as on RC.
+ */
+void receive_uc(emu_state &s, qp *dst, const request_pkt &req)
+{
+    const unsigned flags = req.info->flags;
+    frag_list frags;
+    uint8_t syndrome;
+
+    if (req.hdr.psn != dst->next_rcv_psn) {
+        if (!req.first()) {
+            dst->rq_x.discarding = true;
+            return;
+        }
+        dst->rq_x.discarding = false; /* a new message: in sequence again */
+    } else if (req.first()) {
+        dst->rq_x.discarding = false;
+    }
+    dst->next_rcv_psn = (req.hdr.psn + 1) & PSN_MASK;
+    if (dst->rq_x.discarding) {
+        return;
+    }
+
+    if (req.first() &&
+        (uint64_t(req.hdr.msg_len) > (1ull << dst->log_msg_max))) {
+        dst->rq_x.discarding = !req.last();
+        return;
+    }
+
+    if ((flags & OP_SEND) && req.first()) {
+        /* a WQE a dropped message had begun to fill is taken again */
+        if (!dst->rq_x.in_send &&
+            !recv_take(dst, &dst->rq_x.wqe_index, &dst->rq_x.sges)) {
+            dst->rq_x.discarding = !req.last();
+            return;
+        }
+        dst->rq_x.in_send = true;
+        dst->rq_x.offset  = 0;
+        dst->rq_x.cqe_len = 0;
+    }
+
+    if (flags & OP_WRITE) {
+        if (!dst->rwe ||
+            ((req.hdr.msg_len > 0) &&
+             !remote_translate(dst, req, req.hdr.raddr + req.hdr.offset,
+                               req.hdr.payload_len, IBV_ACCESS_REMOTE_WRITE,
+                               &frags))) {
+            dst->rq_x.discarding = !req.last();
+            return;
+        }
+        const uint8_t *src = req.payload;
+        frags.write_from(src);
+    } else if (flags & OP_SEND) {
+        syndrome = scatter(dst, req);
+        if (syndrome != 0) {
+            recv_complete(s, dst, req, syndrome);
+            qp_to_error(s, dst, "receive failed");
+            return;
+        }
+    }
+
+    if ((flags & OP_SEND) && req.last()) {
+        recv_complete(s, dst, req, 0);
+    }
+}
+
 } // namespace
 
 
 void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp)
 {
+    if (dst->is_uc()) {
+        resp->kind = resp_kind::NONE;
+        resp->data.clear();
+        receive_uc(s, dst, req);
+        return;
+    }
+
     unsigned flags = req.info->flags;
     frag_list frags;
     uint8_t syndrome;

@@ -57,7 +57,8 @@ enum pkt_type : uint8_t {
 enum req_flags : uint8_t {
     REQ_FIRST     = 1u << 0,
     REQ_LAST      = 1u << 1,
-    REQ_SOLICITED = 1u << 2
+    REQ_SOLICITED = 1u << 2,
+    REQ_UC        = 1u << 3  /* the UC transport (its BTH opcodes) */
 };
 
 /* What a responder answers a request with */

@@ -69,6 +69,28 @@ constexpr transition rc_transitions[] = {
      IBV_QP_PATH_MIG_STATE | IBV_QP_MIN_RNR_TIMER}
 };
 
+/* UC: RC without the reliability attributes (IBA 11.2.4.2) */
+constexpr transition uc_transitions[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+     0},
+    {IBV_QPS_INIT,  IBV_QPS_INIT,
+     0,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {IBV_QPS_INIT,  IBV_QPS_RTR,
+     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+     IBV_QP_RQ_PSN,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {IBV_QPS_RTR,   IBV_QPS_RTS,
+     IBV_QP_STATE | IBV_QP_SQ_PSN,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+     IBV_QP_PATH_MIG_STATE},
+    {IBV_QPS_RTS,   IBV_QPS_RTS,
+     0,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+     IBV_QP_PATH_MIG_STATE}
+};
+
 constexpr transition ud_transitions[] = {
     {IBV_QPS_RESET, IBV_QPS_INIT,
      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
@@ -104,6 +126,17 @@ bool find_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 
     if (type == IBV_QPT_UD) {
         for (const transition &t : ud_transitions) {
+            if ((t.cur == cur) && (t.next == next)) {
+                *required = t.required;
+                *optional = t.optional;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    if (type == IBV_QPT_UC) {
+        for (const transition &t : uc_transitions) {
             if ((t.cur == cur) && (t.next == next)) {
                 *required = t.required;
                 *optional = t.optional;
@@ -355,7 +388,8 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     unsigned sq_desc, sq_wqe_size, rq_stride, sq_hdrs;
     size_t rq_bytes, sq_bytes;
 
-    if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UD)) {
+    if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UC) &&
+        (attr->qp_type != IBV_QPT_UD)) {
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* not modelled */
     }
 
@@ -386,11 +420,13 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
         return fail_ptr<struct ibv_qp>(ENOMEM);
     }
 
-    /* Send WQE: control, remote address and atomic (RC) or the datagram
-     * segment (UD), then the scatter list or the inline data, in whole
-     * 64-byte basic blocks */
+    /* Send WQE: control, remote address and atomic (RC), remote address
+     * (UC) or the datagram segment (UD), then the scatter list or the
+     * inline data, in whole 64-byte basic blocks */
     sq_hdrs     = WQE_CTRL_SEG + ((attr->qp_type == IBV_QPT_UD) ?
                                   WQE_DATAGRAM_SEG :
+                                  (attr->qp_type == IBV_QPT_UC) ?
+                                  WQE_RADDR_SEG :
                                   WQE_RADDR_SEG + WQE_ATOMIC_SEG);
     sq_desc     = std::max(attr->cap.max_send_sge * WQE_DATA_SEG,
                            (attr->cap.max_inline_data > 0) ?
@@ -421,6 +457,7 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     }
 
     spec.st            = (attr->qp_type == IBV_QPT_UD) ? UCT_MLX5_QP_ST_UD :
+                         (attr->qp_type == IBV_QPT_UC) ? UCT_MLX5_QP_ST_UC :
                                                          UCT_MLX5_QP_ST_RC;
     spec.pd            = p;
     spec.send_cq       = scq;
@@ -459,7 +496,8 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
 
     register_handle(s, &installed->ibv, kind::QP, installed);
     uct_ib_emu_debug("%s: created verbs %s qp 0x%x", dev->name.c_str(),
-                     installed->is_ud() ? "ud" : "rc", installed->qpn);
+                     installed->is_ud() ? "ud" : installed->is_uc() ? "uc" : "rc",
+                     installed->qpn);
     return &installed->ibv;
 }
 
@@ -528,8 +566,14 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
     }
 
+    /* UC has no reads and no atomics */
+    constexpr uint64_t ibv_ops_uc     = ibv_ops_rc &
+                                        ~uint64_t(IBV_QP_EX_WITH_RDMA_READ |
+                                                  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                                                  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-        (attr->send_ops_flags & ~ibv_ops_rc)) {
+        (attr->send_ops_flags &
+         ~((attr->qp_type == IBV_QPT_UC) ? ibv_ops_uc : ibv_ops_rc))) {
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
     }
 

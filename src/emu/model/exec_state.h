@@ -186,6 +186,8 @@ struct rq_exec {
     uint16_t         consumed  = 0;     /* receive WQEs taken (regular RQ) */
     uint16_t         producer_seen = 0; /* its doorbell record, as last read */
     bool             in_send   = false; /* a multi-packet SEND in progress */
+    bool             discarding = false; /* UC: the rest of a message whose
+                                            packet was lost or refused */
     uint16_t         wqe_index = 0;
     std::vector<sge> sges;
     uint32_t         offset    = 0;

@@ -615,6 +615,11 @@ struct qp : object {
     {
         return st == UCT_MLX5_QP_ST_UD;
     }
+
+    bool is_uc() const
+    {
+        return st == UCT_MLX5_QP_ST_UC;
+    }
 };
 
 /* A DevX event channel (devx_events.cc): the user reads its fd, one

@@ -67,14 +67,15 @@ protected:
         return ::poll(&pfd, 1, timeout_ms) == 1;
     }
 
-    struct ibv_qp *create_qp(struct ibv_srq *srq = nullptr)
+    struct ibv_qp *create_qp(struct ibv_srq *srq = nullptr,
+                             enum ibv_qp_type type = IBV_QPT_RC)
     {
         struct ibv_qp_init_attr attr = {};
 
         attr.send_cq            = m_cq;
         attr.recv_cq            = m_cq;
         attr.srq                = srq;
-        attr.qp_type            = IBV_QPT_RC;
+        attr.qp_type            = type;
         attr.cap.max_send_wr    = 16;
         attr.cap.max_recv_wr    = 16;
         attr.cap.max_send_sge   = 2;
@@ -120,6 +121,55 @@ protected:
         attr.rnr_retry = 7;
         attr.max_rd_atomic = 4;
         ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, 0x12e01));
+    }
+
+    /* A UC QP to RTS: the RC attributes of reliability are not UC's */
+    void uc_to_rts(struct ibv_qp *qp, uint32_t dest_qpn)
+    {
+        struct ibv_qp_attr attr = {};
+
+        attr.qp_state        = IBV_QPS_INIT;
+        attr.port_num        = 1;
+        attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+        ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, IBV_QP_STATE |
+                                            IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                            IBV_QP_ACCESS_FLAGS));
+
+        attr                        = {};
+        attr.qp_state               = IBV_QPS_RTR;
+        attr.path_mtu               = IBV_MTU_1024;
+        attr.dest_qp_num            = dest_qpn;
+        attr.max_dest_rd_atomic     = 4;
+        attr.ah_attr.is_global      = 1;
+        attr.ah_attr.port_num       = 1;
+        attr.ah_attr.grh.dgid       = gid_of(m_ctx, 1, 3);
+        attr.ah_attr.grh.sgid_index = 3;
+        attr.ah_attr.grh.hop_limit  = 64;
+        const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                        IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+        EXPECT_EQ(EINVAL, uct_ib_glue->modify_qp(qp, &attr, rtr |
+                                                 IBV_QP_MAX_DEST_RD_ATOMIC))
+                << "no responder resources on UC";
+        ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, rtr));
+
+        attr          = {};
+        attr.qp_state = IBV_QPS_RTS;
+        attr.timeout  = 14;
+        EXPECT_EQ(EINVAL, uct_ib_glue->modify_qp(qp, &attr, IBV_QP_STATE |
+                                                 IBV_QP_SQ_PSN | IBV_QP_TIMEOUT))
+                << "no ack timeout on UC";
+        ASSERT_EQ(0, uct_ib_glue->modify_qp(qp, &attr, IBV_QP_STATE |
+                                            IBV_QP_SQ_PSN));
+    }
+
+    void connect_uc_pair()
+    {
+        m_a = create_qp(nullptr, IBV_QPT_UC);
+        m_b = create_qp(nullptr, IBV_QPT_UC);
+        ASSERT_NE(nullptr, m_a);
+        ASSERT_NE(nullptr, m_b);
+        uc_to_rts(m_a, m_b->qp_num);
+        uc_to_rts(m_b, m_a->qp_num);
     }
 
     void connect_pair(struct ibv_srq *srq = nullptr)
@@ -630,6 +680,114 @@ TEST_F(test_emu_engine_verbs, rereg_mr_moves_a_registration_in_place)
     ASSERT_FALSE(wcs.empty());
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wcs[0].status)
             << "remote write was taken away";
+}
+
+/* UC: sends (of several packets) and writes arrive, with immediates; the
+ * sender completes when its packets have left, answered by nothing */
+TEST_F(test_emu_engine_verbs, uc_sends_and_writes_arrive)
+{
+    std::vector<uint8_t> src(3000), dst(3000), target(3000);
+
+    connect_uc_pair();
+    for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = uint8_t(i * 7 + 1);
+    }
+    struct ibv_mr *smr = reg(src.data(), src.size());
+    struct ibv_mr *dmr = reg(dst.data(), dst.size());
+    struct ibv_mr *tmr = reg(target.data(), target.size());
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(src.data()), 3000,
+                          smr->lkey};
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(dst.data()), 3000,
+                           dmr->lkey};
+
+    ASSERT_EQ(0, post_recv(m_b, 7, &rsge));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND_WITH_IMM, 1, &sge, 1,
+                           IBV_SEND_SIGNALED));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(2u, wcs.size());
+    std::vector<struct ibv_wc> recv = of(wcs, m_b), sent = of(wcs, m_a);
+    ASSERT_EQ(1u, recv.size());
+    EXPECT_EQ(IBV_WC_RECV, recv[0].opcode);
+    EXPECT_EQ(3000u, recv[0].byte_len) << "three 1024-byte packets";
+    EXPECT_EQ(htobe32(0xabcd), recv[0].imm_data);
+    EXPECT_EQ(src, dst);
+    ASSERT_EQ(1u, sent.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, sent[0].status);
+
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(target.data()),
+                           tmr->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(src, target);
+}
+
+/* UC loses what it cannot deliver without a word: no receive WQE, a key the
+ * responder refuses, a QP of another transport; the sender completes, both
+ * QPs stay usable. Reads and atomics are not UC operations. */
+TEST_F(test_emu_engine_verbs, uc_drops_what_it_cannot_deliver)
+{
+    uint64_t word = 5, target = 0, back = 0;
+
+    connect_uc_pair();
+    struct ibv_mr *mr  = reg(&word, 8);
+    struct ibv_mr *tmr = reg(&target, 8);
+    struct ibv_mr *bmr = reg(&back, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&back), 8, bmr->lkey};
+
+    /* no receive posted: an RC responder would answer RNR */
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND, 1, &sge, 1, IBV_SEND_SIGNALED));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status) << "the sender cannot tell";
+    EXPECT_EQ(m_a->qp_num, wcs[0].qp_num);
+
+    /* a write to a key the responder does not have */
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&target),
+                           tmr->rkey + 0x100));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(0u, target);
+
+    /* both QPs still carry the next message */
+    ASSERT_EQ(0, post_recv(m_b, 9, &rsge));
+    word = 6;
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND, 3, &sge, 1, IBV_SEND_SIGNALED));
+    wcs = poll();
+    ASSERT_EQ(2u, wcs.size());
+    for (const struct ibv_wc &wc : wcs) {
+        EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+    }
+    EXPECT_EQ(6u, back);
+
+    /* an RC QP takes none of a UC QP's packets */
+    struct ibv_qp *rc = create_qp();
+    to_rts(rc, m_a->qp_num);
+    uct_ib_emu_counters_reset();
+    struct ibv_qp *uc = create_qp(nullptr, IBV_QPT_UC);
+    uc_to_rts(uc, rc->qp_num);
+    ASSERT_EQ(0, post_send(uc, IBV_WR_RDMA_WRITE, 4, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&target), tmr->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(0u, target);
+    EXPECT_EQ(1u, uct_ib_emu_counters().drops[UCT_IB_EMU_DROP_NO_QP]);
+
+    /* a read is no UC operation: a local QP operation error */
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_READ, 5, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&target), tmr->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wcs[0].status);
 }
 
 /* The SRQ limit (ibv_modify_srq, the drop-in's): armed, the first receive

@@ -320,6 +320,7 @@ enum {
 /* qpc.st */
 enum {
     UCT_MLX5_QP_ST_RC = 0x0,
+    UCT_MLX5_QP_ST_UC = 0x1,
     UCT_MLX5_QP_ST_UD = 0x3
 };
 
