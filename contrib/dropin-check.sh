@@ -28,7 +28,8 @@
 #             and InfiniBand (-d mlx5_2), each with polling and with
 #             completion events (-e), and RoCEv2 with -t (an extended CQ
 #             polled with ibv_start_poll, its CQEs' device timestamps:
-#             "timestamps"); ibv_uc_pingpong (UC QPs, multi-packet
+#             "timestamps"), and with -j -c (buffers in device memory,
+#             the data checked); ibv_uc_pingpong (UC QPs, multi-packet
 #             messages, RoCEv2 and InfiniBand); ibv_ud_pingpong likewise (UD QPs,
 #             address handles, the GRH area of every receive), with -c
 #             checking the received data
@@ -340,6 +341,10 @@ else
     fail "timestamps: ibv_rc_pingpong -t printed no completion clock cycles"
 fi
 pingpong ibv_rc_pingpong ib-events      -d mlx5_2 -e
+# -j: the buffers in device memory (ibv_alloc_dm, a zero-based MR on it),
+# -c: the received data checked (through ibv_memcpy_from_dm)
+pingpong ibv_rc_pingpong roce-v2-dm     -d mlx5_0 -g 3 -j -c
+pingpong ibv_rc_pingpong ib-dm          -d mlx5_2 -j -c -s 65536
 # UC: RC's wire without acknowledgements; 8 KiB messages of several packets
 pingpong ibv_uc_pingpong uc-roce-v2        -d mlx5_0 -g 3 -s 8192
 pingpong ibv_uc_pingpong uc-ib-events      -d mlx5_2 -e

@@ -20,7 +20,9 @@ bool grants(int granted, int need)
 key_check mr_translate(const mr *m, const pd *p, uint64_t addr, uint64_t len,
                        int access, frag_list *frags)
 {
-    uint64_t start = reinterpret_cast<uintptr_t>(m->ibv.addr);
+    /* an MR on device memory is zero-based: addresses are offsets */
+    uint64_t start = (m->on_dm != nullptr) ? 0 :
+                     reinterpret_cast<uintptr_t>(m->ibv.addr);
     uint64_t end   = start + m->ibv.length;
 
     if (m->pd != p) {
@@ -33,7 +35,8 @@ key_check mr_translate(const mr *m, const pd *p, uint64_t addr, uint64_t len,
         return key_check::BOUNDS;
     }
     if (len > 0) {
-        frags->push_back({reinterpret_cast<uint8_t*>(addr),
+        frags->push_back({(m->on_dm != nullptr) ? m->dm_base + addr :
+                                                  reinterpret_cast<uint8_t*>(addr),
                           static_cast<uint32_t>(len)});
     }
     return key_check::OK;

@@ -51,6 +51,17 @@ int emu_devx_qp_query(struct ibv_qp *qp, const void *in, size_t inlen,
  * for a size they do not fit in or beyond the device's */
 int emu_resize_cq(struct ibv_cq *cq, int cqe);
 
+/* A new MR of p over [addr, addr + length) (s.lock held; checked by the
+ * caller; verbs.cc) */
+mr *mr_create_locked(emu_state &s, pd *p, void *addr, size_t length,
+                     int access);
+
+/* Device memory: ibv_alloc_dm, ibv_free_dm, ibv_reg_dm_mr (dm.cc) */
+struct ibv_dm *dm_alloc(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
+int dm_free(struct ibv_dm *dm);
+struct ibv_mr *dm_reg_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+                         uint64_t dm_offset, size_t length, unsigned int access);
+
 /* ibv_rereg_mr, with libibverbs' return convention (verbs.cc) */
 int emu_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
                  size_t length, int access);

@@ -7,7 +7,7 @@
  * calls the glue table, run the same code, fault injection included.
  */
 #include <emu/api/dropin.h>
-#include <emu/model/model.h>
+#include <emu/frontend/frontend.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -65,13 +65,13 @@ int query_device_ex(struct ibv_context *ibctx,
         return ret;
     }
 
-    /* Beyond the classic attributes only completion timestamps are
-     * modelled: no on-demand paging, TSO, RSS, tag matching or device
-     * memory */
+    /* Beyond the classic attributes: completion timestamps and device
+     * memory; no on-demand paging, TSO, RSS or tag matching */
     full.device_cap_flags_ex       = full.orig_attr.device_cap_flags;
     full.phys_port_cnt_ex          = full.orig_attr.phys_port_cnt;
     full.completion_timestamp_mask = HCA_TIMESTAMP_MASK;
     full.hca_core_clock            = HCA_CORE_CLOCK_KHZ;
+    full.max_dm_size               = DEVICE_MEMORY_SIZE;
     memcpy(attr, &full, std::min(attr_size, sizeof(full)));
     return 0;
 }
@@ -134,6 +134,9 @@ void provider_context_init(context *ctx)
     vctx->query_device_ex = query_device_ex;
     vctx->create_qp_ex    = create_qp_ex;
     vctx->create_cq_ex    = create_cq_ex;
+    vctx->alloc_dm        = dm_alloc;
+    vctx->free_dm         = dm_free;
+    vctx->reg_dm_mr       = dm_reg_mr;
     vctx->sz              = sizeof(*vctx);
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 }

@@ -66,8 +66,6 @@ struct ibv_mr *emu_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
     emu_state &s = state();
     guard g(s.lock);
     pd *p = find<pd>(s, ibpd);
-    std::unique_ptr<mr> m;
-    uint32_t index, mkey;
     int err;
 
     if (p == nullptr) {
@@ -88,15 +86,21 @@ struct ibv_mr *emu_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
         return fail_ptr<struct ibv_mr>(EFAULT); /* page 0 cannot be pinned */
     }
 
-    /* mlx5 mkey: 24-bit index and an 8-bit variant; lkey == rkey */
-    index = alloc_mkey_index(p->ctx->dev);
-    mkey  = (index << 8) | ((index * 37) & 0xff);
+    return &mr_create_locked(s, p, addr, length, access)->ibv;
+}
 
-    m              = std::make_unique<mr>(p->ctx);
+mr *mr_create_locked(emu_state &s, pd *p, void *addr, size_t length,
+                     int access)
+{
+    /* mlx5 mkey: 24-bit index and an 8-bit variant; lkey == rkey */
+    const uint32_t index = alloc_mkey_index(p->ctx->dev);
+    const uint32_t mkey  = (index << 8) | ((index * 37) & 0xff);
+    auto           m     = std::make_unique<mr>(p->ctx);
+
     m->pd          = p;
     m->access      = access;
     m->ibv.context = &p->ctx->ibv;
-    m->ibv.pd      = ibpd;
+    m->ibv.pd      = &p->ibv;
     m->ibv.addr    = addr;
     m->ibv.length  = length;
     m->ibv.handle  = index;
@@ -106,7 +110,7 @@ struct ibv_mr *emu_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
     ++p->refs;
     p->ctx->dev->mrs[index] = m.get();
     register_handle(s, &m->ibv, kind::MR, m.get());
-    return &add_object(p->ctx, std::move(m))->ibv;
+    return add_object(p->ctx, std::move(m));
 }
 
 /*
@@ -134,7 +138,7 @@ int emu_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd,
         return input_error(EINVAL);
     }
     if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-        if ((addr == nullptr) || (length == 0) ||
+        if ((m->on_dm != nullptr) || (addr == nullptr) || (length == 0) ||
             (reinterpret_cast<uintptr_t>(addr) + length <
              reinterpret_cast<uintptr_t>(addr))) {
             return input_error(EINVAL);
@@ -629,8 +633,20 @@ int emu_mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
         init_obj_srq(q, obj->srq.out);
     }
 
-    if (obj_type & (MLX5DV_OBJ_RWQ | MLX5DV_OBJ_DM)) {
-        return EOPNOTSUPP; /* work queues and device memory not modelled */
+    if (obj_type & MLX5DV_OBJ_RWQ) {
+        return EOPNOTSUPP; /* work queues are not modelled */
+    }
+
+    if (obj_type & MLX5DV_OBJ_DM) {
+        /* the device memory as mapped into the program (the BAR on
+         * hardware): here the model's memory itself */
+        dm *d = find<dm>(s, obj->dm.in);
+        if (d == nullptr) {
+            return EINVAL;
+        }
+        obj->dm.out->buf       = d->buf.get();
+        obj->dm.out->length    = d->length;
+        obj->dm.out->comp_mask = 0;
     }
 
     if (obj_type & MLX5DV_OBJ_AH) {

@@ -179,7 +179,8 @@ enum class kind {
     MKEY,       /* indirect mkey (mlx5dv_mkey) */
     QP_DV_EX,   /* the mlx5dv_qp_ex view of an extended verbs QP */
     COMP_CHANNEL,
-    DEVX_EVENT_CHANNEL
+    DEVX_EVENT_CHANNEL,
+    DM          /* device memory (ibv_dm) */
 };
 
 struct context;
@@ -207,6 +208,7 @@ struct device {
     bool                      fl_rc_qp_when_roce_enabled;
     bool                      fl_rc_qp_when_roce_disabled;
     unsigned                  log_max_qp_sz;  /* WQEs per queue */
+    uint64_t                  dm_allocated  = 0; /* device memory taken */
     unsigned                  num_lag_ports;  /* 0: not a LAG device */
     std::vector<port>         ports;
 
@@ -271,12 +273,34 @@ struct pd : object {
     using object::object;
 };
 
+struct dm;
+
 struct mr : object {
     static constexpr kind KIND = kind::MR;
 
     struct ibv_mr ibv    = {};
     struct pd     *pd    = nullptr;
     int           access = 0;
+    /* On device memory (ibv_reg_dm_mr): zero-based, address 0 is here */
+    struct dm     *on_dm = nullptr;
+    uint8_t       *dm_base = nullptr;
+
+    using object::object;
+};
+
+/* Device memory (ibv_alloc_dm): the device's own, which the program reaches
+ * only through memcpy_to_dm/memcpy_from_dm and MRs on it. Modelled as
+ * emulator memory, counted against the device's DEVICE_MEMORY_SIZE */
+constexpr uint64_t DEVICE_MEMORY_SIZE = 256 * 1024;
+constexpr uint64_t DEVICE_MEMORY_ALIGN = 64; /* allocation granularity */
+
+struct dm : object {
+    static constexpr kind KIND = kind::DM;
+
+    struct ibv_dm ibv    = {};
+    dma_buffer    buf;
+    uint64_t      length = 0; /* as asked */
+    unsigned      refs   = 0; /* MRs on it */
 
     using object::object;
 };
@@ -949,6 +973,7 @@ void verbs_qp_destroy_locked(emu_state &s, qp *q);
 void devx_obj_destroy_locked(emu_state &s, devx_obj *obj);
 void ah_destroy_locked(emu_state &s, ah *a);
 void mr_destroy_locked(emu_state &s, mr *m);
+void dm_destroy_locked(emu_state &s, dm *d);
 void srq_destroy_locked(emu_state &s, srq *q);
 void cq_destroy_locked(emu_state &s, cq *c);
 void comp_channel_destroy_locked(emu_state &s, comp_channel *ch);

@@ -158,7 +158,17 @@ void mr_destroy_locked(emu_state &s, mr *m)
     unregister_handle(s, &m->ibv);
     m->ctx->dev->mrs.erase(m->ibv.lkey >> 8);
     --m->pd->refs;
+    if (m->on_dm != nullptr) {
+        --m->on_dm->refs;
+    }
     remove_object(m->ctx, m);
+}
+
+void dm_destroy_locked(emu_state &s, dm *d)
+{
+    unregister_handle(s, &d->ibv);
+    d->ctx->dev->dm_allocated -= d->buf.size();
+    remove_object(d->ctx, d);
 }
 
 void mkey_destroy_locked(emu_state &s, mkey *m)
@@ -230,6 +240,7 @@ void context_destroy_locked(emu_state &s, context *ctx)
     ah_reclaim(s, ctx);
     reclaim<mkey>(s, ctx, mkey_destroy_locked);
     reclaim<mr>(s, ctx, mr_destroy_locked);
+    reclaim<dm>(s, ctx, dm_destroy_locked);
     reclaim<srq>(s, ctx, srq_destroy_locked);
     reclaim<cq>(s, ctx, cq_destroy_locked);
     reclaim<comp_channel>(s, ctx, comp_channel_destroy_locked);

@@ -682,6 +682,83 @@ TEST_F(test_emu_engine_verbs, rereg_mr_moves_a_registration_in_place)
             << "remote write was taken away";
 }
 
+/* Device memory (ibv_alloc_dm, the context's): reached by the program only
+ * through memcpy_to/from_dm, by the device through zero-based MRs on it */
+TEST_F(test_emu_engine_verbs, device_memory_through_zero_based_mrs)
+{
+    auto *vctx = verbs_get_ctx(m_ctx);
+    struct ibv_device_attr_ex dattr = {};
+    struct ibv_alloc_dm_attr  aattr = {};
+    uint64_t host[4] = {1, 2, 3, 4}, back[4] = {};
+
+    ASSERT_EQ(0, vctx->query_device_ex(m_ctx, nullptr, &dattr, sizeof(dattr)));
+    EXPECT_EQ(256u * 1024, dattr.max_dm_size);
+
+    aattr.length    = 4096;
+    aattr.comp_mask = 1;
+    EXPECT_EQ(nullptr, vctx->alloc_dm(m_ctx, &aattr));
+    EXPECT_EQ(EINVAL, errno);
+    aattr.comp_mask = 0;
+    aattr.length    = dattr.max_dm_size + 1;
+    EXPECT_EQ(nullptr, vctx->alloc_dm(m_ctx, &aattr));
+    EXPECT_EQ(ENOMEM, errno);
+    aattr.length    = 200 * 1024;
+    struct ibv_dm *big = vctx->alloc_dm(m_ctx, &aattr);
+    ASSERT_NE(nullptr, big);
+    aattr.length    = 100 * 1024;
+    EXPECT_EQ(nullptr, vctx->alloc_dm(m_ctx, &aattr)) << "256 KiB in all";
+    EXPECT_EQ(ENOMEM, errno);
+    EXPECT_EQ(0, vctx->free_dm(big));
+    aattr.length    = 4096;
+    struct ibv_dm *dm = vctx->alloc_dm(m_ctx, &aattr);
+    ASSERT_NE(nullptr, dm) << strerror(errno);
+
+    EXPECT_EQ(EFAULT, dm->memcpy_to_dm(dm, 4090, host, 8)) << "past its end";
+    ASSERT_EQ(0, dm->memcpy_to_dm(dm, 64, host, sizeof(host)));
+
+    const unsigned rights = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                            IBV_ACCESS_REMOTE_READ;
+    EXPECT_EQ(nullptr, vctx->reg_dm_mr(m_pd, dm, 0, 4096, rights))
+            << "an MR on device memory is zero-based";
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(nullptr, vctx->reg_dm_mr(m_pd, dm, 2048, 4096,
+                                       rights | IBV_ACCESS_ZERO_BASED));
+    struct ibv_mr *dmr = vctx->reg_dm_mr(m_pd, dm, 0, 4096,
+                                         rights | IBV_ACCESS_ZERO_BASED);
+    ASSERT_NE(nullptr, dmr) << strerror(errno);
+    EXPECT_EQ(EBUSY, vctx->free_dm(dm)) << "an MR is on it";
+
+    /* the device reads it (a send from offset 64) and writes it (a write
+     * to offset 512, zero-based) */
+    connect_pair();
+    struct ibv_mr *bmr = reg(back, sizeof(back));
+    struct ibv_mr *hmr = reg(host, sizeof(host));
+    struct ibv_sge from_dm = {64, sizeof(host), dmr->lkey};
+    struct ibv_sge to_back = {reinterpret_cast<uintptr_t>(back), sizeof(back),
+                              bmr->lkey};
+    ASSERT_EQ(0, post_recv(m_b, 1, &to_back));
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_SEND, 2, &from_dm, 1,
+                           IBV_SEND_SIGNALED));
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(2u, wcs.size());
+    EXPECT_EQ(0, memcmp(host, back, sizeof(host)));
+
+    struct ibv_sge from_host = {reinterpret_cast<uintptr_t>(host),
+                                sizeof(host), hmr->lkey};
+    host[0] = 99;
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 3, &from_host, 1,
+                           IBV_SEND_SIGNALED, 512, dmr->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    uint64_t seen[4] = {};
+    ASSERT_EQ(0, dm->memcpy_from_dm(seen, dm, 512, sizeof(seen)));
+    EXPECT_EQ(0, memcmp(host, seen, sizeof(host)));
+
+    EXPECT_EQ(0, uct_ib_glue->dereg_mr(dmr));
+    EXPECT_EQ(0, vctx->free_dm(dm));
+}
+
 /* UC: sends (of several packets) and writes arrive, with immediates; the
  * sender completes when its packets have left, answered by nothing */
 TEST_F(test_emu_engine_verbs, uc_sends_and_writes_arrive)
