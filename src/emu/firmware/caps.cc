@@ -30,6 +30,10 @@ template <typename F>
 using roce_cap = prm::at<prm::query_hca_cap_out::capability,
                          prm::hca_cap_union::roce_caps, F>;
 
+template <typename F>
+using device_mem_cap = prm::at<prm::query_hca_cap_out::capability,
+                               prm::hca_cap_union::device_mem_caps, F>;
+
 void fill_general_caps(const device *dev, uint32_t *out)
 {
     namespace cap = prm::cmd_hca_cap;
@@ -49,6 +53,7 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::log_max_ra_req_qp>>(out, LOG_MAX_RA_QP);
     put<general_cap<cap::log_max_ra_res_qp>>(out, LOG_MAX_RA_QP);
     put<general_cap<cap::gid_table_size>>(out, p.gids.size());
+    put<general_cap<cap::device_memory>>(out, 1);
     put<general_cap<cap::device_frequency_mhz>>(out, HCA_CORE_CLOCK_KHZ / 1000);
     put<general_cap<cap::device_frequency_khz>>(out, HCA_CORE_CLOCK_KHZ);
     put<general_cap<cap::pkey_table_size>>(out, p.pkey_tbl_len);
@@ -82,6 +87,22 @@ void fill_general_caps(const device *dev, uint32_t *out)
 
 /* What the responder executes (responder.cc): the standard and the masked
  * atomics, on 4 and 8 bytes, in host endianness; no PCI atomics */
+/* The device memory ibv_alloc_dm hands out (frontend/dm.cc) */
+void fill_device_mem_caps(uint32_t *out)
+{
+    namespace cap = prm::device_mem_cap;
+    constexpr unsigned log_align = 6;
+
+    static_assert((1u << log_align) == DEVICE_MEMORY_ALIGN, "64-byte units");
+    put<device_mem_cap<cap::memic>>(out, 1);
+    put<device_mem_cap<cap::log_min_memic_alloc_size>>(
+            out, log_align);
+    put<device_mem_cap<cap::log_max_memic_addr_alignment>>(
+            out, log_align);
+    put<device_mem_cap<cap::memic_bar_size>>(out, DEVICE_MEMORY_SIZE);
+    put<device_mem_cap<cap::max_memic_size>>(out, DEVICE_MEMORY_SIZE);
+}
+
 void fill_atomic_caps(uint32_t *out)
 {
     namespace cap = prm::atomic_cap;
@@ -147,14 +168,16 @@ fw_result query_hca_cap_cmd(const context *ctx, const mailbox &in,
             return fw_fail(UCT_IB_EMU_SYND_HCA_CAP_BAD_TYPE);
         }
         return FW_OK;
+    case UCT_MLX5_HCA_CAP_DEVICE_MEMORY:
+        fill_device_mem_caps(out.dw());
+        return FW_OK;
     case UCT_MLX5_HCA_CAP_ODP:
     case UCT_MLX5_HCA_CAP_NIC_FLOW_TABLE:
     case UCT_MLX5_HCA_CAP_QOS:
     case UCT_MLX5_HCA_CAP_DEBUG:
-    case UCT_MLX5_HCA_CAP_DEVICE_MEMORY:
         /* pages a ConnectX-6 Dx has, answered as one without those
          * features: every capability zero (no ODP, flow steering, QoS
-         * or debug features, no device memory) */
+         * or debug features) */
         return FW_OK;
     default:
         return fw_fail(UCT_IB_EMU_SYND_HCA_CAP_BAD_TYPE);

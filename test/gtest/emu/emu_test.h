@@ -144,6 +144,7 @@ constexpr field log_max_ra_req_qp {330, 6};
 constexpr field log_max_ra_res_qp {346, 6};
 constexpr field gid_table_size  {368, 16};
 constexpr field port_type       {438,  2};
+constexpr field device_memory   {424,  1};
 constexpr field num_ports       {440,  8};
 constexpr field log_max_msg     {451,  5};
 constexpr field roce            {541,  1};
@@ -163,6 +164,11 @@ constexpr field atomic_operations {144, 16};
 constexpr field atomic_size_qp    {176, 16};
 constexpr field atomic_size_dc    {208, 16};
 } // namespace atomic_caps
+namespace device_mem_caps {
+constexpr field memic                    {  0,  1};
+constexpr field log_min_memic_alloc_size { 43,  5};
+constexpr field max_memic_size           {160, 32};
+} // namespace device_mem_caps
 
 /* QUERY_HCA_VPORT_CONTEXT */
 constexpr field other_vport     { 64,  1};

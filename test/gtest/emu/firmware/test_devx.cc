@@ -245,7 +245,7 @@ TEST_F(test_emu_devx, query_hca_cap_reports_force_loopback)
  * answer as a ConnectX-6 Dx without those features: all zero */
 TEST_F(test_emu_devx, query_hca_cap_pages_without_features)
 {
-    for (unsigned type : {0x2u, 0x7u, 0xcu, 0xdu, 0xfu, 0x1u}) {
+    for (unsigned type : {0x2u, 0x7u, 0xcu, 0xdu, 0x1u}) {
         prm_buf out(prm::HCA_CAP_OUT_BYTES);
 
         ASSERT_EQ(0, query_cap(m_ctx, type, &out)) << "type 0x" << std::hex
@@ -261,6 +261,22 @@ TEST_F(test_emu_devx, query_hca_cap_pages_without_features)
     EXPECT_EQ(EREMOTEIO, query_cap(ib, 0x1, &out))
             << "no Ethernet offloads on an InfiniBand port";
     close(ib);
+}
+
+/* Device memory (MEMIC): what ibv_alloc_dm hands out, 256 KiB in 64-byte
+ * units */
+TEST_F(test_emu_devx, device_memory_caps)
+{
+    prm_buf gen(prm::HCA_CAP_OUT_BYTES), out(prm::HCA_CAP_OUT_BYTES);
+
+    ASSERT_EQ(0, query_cap(m_ctx, 0, &gen));
+    EXPECT_EQ(1u, gen.get(prm::CAPABILITY + prm::cap::device_memory));
+    ASSERT_EQ(0, query_cap(m_ctx, 0xf, &out));
+    EXPECT_EQ(1u, out.get(prm::CAPABILITY + prm::device_mem_caps::memic));
+    EXPECT_EQ(6u, out.get(prm::CAPABILITY +
+                          prm::device_mem_caps::log_min_memic_alloc_size));
+    EXPECT_EQ(256u * 1024, out.get(prm::CAPABILITY +
+                                   prm::device_mem_caps::max_memic_size));
 }
 
 /* Masked (extended) atomics on 4 and 8 bytes, for RC and DC alike */

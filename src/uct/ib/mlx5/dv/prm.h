@@ -1221,12 +1221,23 @@ UCT_MLX5_PRM_FIELD(swap_pci_atomic,                            656, 16);
 UCT_MLX5_PRM_FIELD(compare_swap_pci_atomic,                    672, 16);
 } // namespace atomic_cap
 
+namespace device_mem_cap {
+UCT_MLX5_PRM_SIZE(2048);
+UCT_MLX5_PRM_FIELD(memic,                                0,  1);
+UCT_MLX5_PRM_FIELD(log_min_memic_alloc_size,            43,  5);
+UCT_MLX5_PRM_FIELD(log_max_memic_addr_alignment,        56,  8);
+UCT_MLX5_PRM_FIELD(memic_bar_start_addr,                64, 64);
+UCT_MLX5_PRM_FIELD(memic_bar_size,                     128, 32);
+UCT_MLX5_PRM_FIELD(max_memic_size,                     160, 32);
+} // namespace device_mem_cap
+
 /* Only the members whose layouts are defined here */
 namespace hca_cap_union {
 UCT_MLX5_PRM_SIZE(32768);
 UCT_MLX5_PRM_EMBED(cmd_hca_cap, 0, 2048, cmd_hca_cap);
 UCT_MLX5_PRM_EMBED(atomic_caps, 0, 2048, atomic_cap);
 UCT_MLX5_PRM_EMBED(roce_caps,   0, 2048, roce_cap);
+UCT_MLX5_PRM_EMBED(device_mem_caps, 0, 2048, device_mem_cap);
 } // namespace hca_cap_union
 
 namespace query_hca_cap_in {
