@@ -155,7 +155,7 @@ ring sq_ring(const qp *q)
 
 bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges)
 {
-    srq *sq = q->srq;
+    srq *sq = q->is_xrc_tgt() ? q->xrc_srq : q->srq;
 
     if (sq != nullptr) {
         return srq_take(sq, wqe_index, sges);

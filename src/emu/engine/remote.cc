@@ -143,7 +143,8 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
     auto it = dev->qps.find(h.dst_qpn);
     if ((it == dev->qps.end()) || (it->second->port != h.dst_port) ||
         it->second->is_ud() ||
-        (it->second->is_uc() != bool(h.flags & wire::REQ_UC))) {
+        (it->second->is_uc() != bool(h.flags & wire::REQ_UC)) ||
+        (it->second->is_xrc() != bool(h.flags & wire::REQ_XRC))) {
         drop(s, UCT_IB_EMU_DROP_NO_QP, h.dst_qpn);
         return;
     }
@@ -351,7 +352,8 @@ bool remote_reads_progress(emu_state &s, qp *dst)
                 std::min<size_t>(wire::RESP_CHUNK, r.total - r.offset));
         frags.clear();
         if ((h.data_len > 0) &&
-            (mem_translate(dst->ctx->dev, dst->pd, r.rkey, r.addr + r.offset,
+            (mem_translate(dst->ctx->dev, dst->responder_pd(), r.rkey,
+                           r.addr + r.offset,
                            h.data_len, IBV_ACCESS_REMOTE_READ, &frags) !=
              key_check::OK)) {
             /* the memory went away under the read */

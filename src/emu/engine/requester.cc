@@ -184,12 +184,14 @@ void request_of(const qp *q, const send_wqe &w, request_pkt *pkt)
     h.opmod       = w.opmod;
     h.flags       = ((w.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) ?
                      wire::REQ_SOLICITED : 0) |
-                    (q->is_uc() ? wire::REQ_UC : 0);
+                    (q->is_uc() ? wire::REQ_UC : 0) |
+                    (q->is_xrc() ? wire::REQ_XRC : 0);
     h.src_qpn     = q->qpn;
     h.dst_qpn     = q->remote_qpn;
     h.msg_len     = w.length;
     h.rkey        = w.rkey;
     h.imm         = w.imm;
+    h.xrc_srqn    = w.xrc_srqn;
     h.atomic_size = w.atomic_size;
     h.raddr       = w.raddr;
     memcpy(h.atomic, w.atomic, sizeof(h.atomic));
@@ -240,7 +242,8 @@ void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
     h->offset      = k * mtu;
     h->payload_len = carries ? static_cast<uint16_t>(
                              std::min(mtu, w.length - h->offset)) : 0;
-    h->flags       = (h->flags & (wire::REQ_SOLICITED | wire::REQ_UC)) |
+    h->flags       = (h->flags & (wire::REQ_SOLICITED | wire::REQ_UC |
+                                  wire::REQ_XRC)) |
                      ((k == 0) ? wire::REQ_FIRST : 0) |
                      ((k == npkts - 1) ? wire::REQ_LAST : 0);
 }

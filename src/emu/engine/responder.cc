@@ -164,7 +164,7 @@ uint8_t scatter(qp *dst, const request_pkt &req)
         }
 
         take = std::min(e.length - skip, left);
-        if (mem_translate(dev, dst->pd, e.lkey, e.addr + skip, take,
+        if (mem_translate(dev, dst->responder_pd(), e.lkey, e.addr + skip, take,
                           IBV_ACCESS_LOCAL_WRITE, &frags) != key_check::OK) {
             return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
         }
@@ -184,11 +184,14 @@ uint8_t scatter(qp *dst, const request_pkt &req)
 void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
                    uint8_t syndrome)
 {
-    cqe_desc d = {};
+    /* an XRC target's receives are its SRQ's, on the SRQ's CQ */
+    const srq *sq = dst->is_xrc_tgt() ? dst->xrc_srq : dst->srq;
+    cq *rcq       = dst->is_xrc_tgt() ? dst->xrc_srq->xrc_cq : dst->recv_cq;
+    cqe_desc d    = {};
 
     d.wqe_counter = dst->rq_x.wqe_index;
     d.qpn         = dst->qpn;
-    d.srqn        = (dst->srq != nullptr) ? dst->srq->srqn : 0;
+    d.srqn        = (sq != nullptr) ? sq->srqn : 0;
     d.byte_cnt    = req.hdr.msg_len;
     d.solicited   = req.solicited();
     if (syndrome != 0) {
@@ -212,8 +215,8 @@ void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
     dst->rq_x.in_send = false;
     dst->rq_x.cqe_len = 0;
     dst->rq_x.sges.clear();
-    if (dst->recv_cq != nullptr) {
-        if (!cqe_write(s, dst->recv_cq, d)) {
+    if (rcq != nullptr) {
+        if (!cqe_write(s, rcq, d)) {
             qp_to_error(s, dst, "receive CQ overrun");
         }
     }
@@ -234,8 +237,8 @@ void fail(emu_state &s, qp *dst, const request_pkt &req, response_pkt *resp,
 bool remote_translate(qp *dst, const request_pkt &req, uint64_t addr,
                       uint64_t len, int access, frag_list *frags)
 {
-    return mem_translate(dst->ctx->dev, dst->pd, req.hdr.rkey, addr, len,
-                         access, frags) == key_check::OK;
+    return mem_translate(dst->ctx->dev, dst->responder_pd(), req.hdr.rkey,
+                         addr, len, access, frags) == key_check::OK;
 }
 
 /*
@@ -310,12 +313,41 @@ void receive_uc(emu_state &s, qp *dst, const request_pkt &req)
     }
 }
 
+/*
+ * An XRC target takes each packet's memory rights and receive WQEs from the
+ * XRC SRQ its XRCETH names, which must be of the target's domain; a packet
+ * that names another is refused as an invalid request (IBA 9.8.3.1.2).
+ */
+bool xrc_bind_srq(qp *dst, const request_pkt &req)
+{
+    auto it = dst->ctx->dev->srqs.find(req.hdr.xrc_srqn);
+
+    if ((it == dst->ctx->dev->srqs.end()) || (it->second->xrcd == nullptr) ||
+        (it->second->xrcd->domain != dst->xrcd->domain)) {
+        return false;
+    }
+    if (dst->rq_x.in_send && (it->second != dst->xrc_srq)) {
+        return false; /* a message's packets name one SRQ */
+    }
+    dst->xrc_srq = it->second;
+    return true;
+}
+
 } // namespace
 
 
 void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
                        response_pkt *resp)
 {
+    if (dst->is_xrc_tgt() && !xrc_bind_srq(dst, req)) {
+        resp->kind = resp_kind::NAK_INVALID;
+        resp->psn  = req.hdr.psn;
+        resp->read = false;
+        resp->data.clear();
+        qp_to_error(s, dst, "XRC SRQ of another domain");
+        return;
+    }
+
     if (dst->is_uc()) {
         resp->kind = resp_kind::NONE;
         resp->data.clear();

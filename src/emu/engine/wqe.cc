@@ -86,9 +86,21 @@ void decode_atomic(send_wqe *w, const uint8_t *seg)
 /* The segments after the control segment; a UD QP's WQE has a datagram
  * segment and sends only */
 uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
-                        bool ud)
+                        bool ud, bool xrc)
 {
     unsigned pos = sizeof(struct mlx5_wqe_ctrl_seg);
+
+    /* XRC: the remote SRQ, right after the control segment */
+    if (xrc && !(w->info->flags & OP_LOCAL)) {
+        uint32_t srqn;
+
+        if (pos + WQE_XRC_SEG > size) {
+            return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+        }
+        memcpy(&srqn, wqe + pos, sizeof(srqn));
+        w->xrc_srqn = be32toh(srqn) & 0xffffff;
+        pos        += WQE_XRC_SEG;
+    }
 
     if (ud && !(w->info->flags & OP_LOCAL)) {
         unsigned used;
@@ -209,7 +221,8 @@ void wqe_decode(const qp *q, const ring &r, uint16_t index, send_wqe *w)
     }
 
     ring_copy(r, size_t(index & (r.cnt - 1)) * r.stride, ds * SEG_SIZE, buf);
-    w->bad_syndrome = decode_segments(w, buf, ds * SEG_SIZE, q->is_ud());
+    w->bad_syndrome = decode_segments(w, buf, ds * SEG_SIZE, q->is_ud(),
+                                      q->is_xrc());
     w->retries_left = q->retry_count;
     w->rnr_left     = q->rnr_retry;
 }

@@ -36,8 +36,9 @@ struct emu_state;
 namespace wire {
 
 constexpr uint32_t FRAME_MAGIC   = 0x46454d55;
-constexpr uint16_t FRAME_VERSION = 3; /* 2: datagrams; 3: packets carry
-                                         * their destination MAC */
+constexpr uint16_t FRAME_VERSION = 4; /* 2: datagrams; 3: packets carry
+                                         * their destination MAC; 4: and an
+                                         * XRC SRQ number */
 constexpr size_t   FRAME_MAX     = 60 * 1024;
 constexpr size_t   RESP_CHUNK    = 32 * 1024; /* read data per response */
 /* Link-level flow control: a host's frames wait in its sender's queue
@@ -58,7 +59,8 @@ enum req_flags : uint8_t {
     REQ_FIRST     = 1u << 0,
     REQ_LAST      = 1u << 1,
     REQ_SOLICITED = 1u << 2,
-    REQ_UC        = 1u << 3  /* the UC transport (its BTH opcodes) */
+    REQ_UC        = 1u << 3, /* the UC transport (its BTH opcodes) */
+    REQ_XRC       = 1u << 4  /* the XRC transport */
 };
 
 /* What a responder answers a request with */
@@ -100,6 +102,8 @@ struct req_hdr {
     uint64_t atomic[4];
     uint8_t  dmac[6]; /* RoCE: the receiving port filters on it */
     uint8_t  reserved[2];
+    uint32_t xrc_srqn; /* XRC: the SRQ at the target (its XRCETH) */
+    uint32_t reserved2;
 };
 
 struct resp_hdr {

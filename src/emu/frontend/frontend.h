@@ -56,6 +56,18 @@ int emu_resize_cq(struct ibv_cq *cq, int cqe);
 mr *mr_create_locked(emu_state &s, pd *p, void *addr, size_t length,
                      int access);
 
+/* A new SRQ of p (s.lock held; verbs.cc): NULL with errno */
+srq *srq_create_locked(emu_state &s, pd *p, struct ibv_srq_init_attr *attr);
+
+/* XRC domains and SRQs: ibv_open_xrcd, ibv_close_xrcd,
+ * ibv_create_srq_ex, ibv_get_srq_num (xrc.cc) */
+struct ibv_xrcd *xrcd_open(struct ibv_context *ctx,
+                           struct ibv_xrcd_init_attr *attr);
+int xrcd_close(struct ibv_xrcd *xrcd);
+struct ibv_srq *srq_create_ex(struct ibv_context *ctx,
+                              struct ibv_srq_init_attr_ex *attr);
+int srq_get_num(struct ibv_srq *srq, uint32_t *srq_num);
+
 /* Device memory: ibv_alloc_dm, ibv_free_dm, ibv_reg_dm_mr (dm.cc) */
 struct ibv_dm *dm_alloc(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
 int dm_free(struct ibv_dm *dm);

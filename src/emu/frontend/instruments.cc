@@ -127,7 +127,7 @@ ucs_status_t uct_ib_emu_qp_info(uint32_t qpn, uct_ib_emu_qp_info_t *info)
         info->qpn           = q->qpn;
         info->state         = q->state;
         info->port          = q->port;
-        info->pdn           = q->pd->pdn;
+        info->pdn           = (q->pd != nullptr) ? q->pd->pdn : 0;
         info->cqn_snd       = (q->send_cq != nullptr) ? q->send_cq->cqn : 0;
         info->cqn_rcv       = (q->recv_cq != nullptr) ? q->recv_cq->cqn : 0;
         info->log_sq_size   = q->log_sq_size;

@@ -137,6 +137,10 @@ void provider_context_init(context *ctx)
     vctx->alloc_dm        = dm_alloc;
     vctx->free_dm         = dm_free;
     vctx->reg_dm_mr       = dm_reg_mr;
+    vctx->open_xrcd       = xrcd_open;
+    vctx->close_xrcd      = xrcd_close;
+    vctx->create_srq_ex   = srq_create_ex;
+    vctx->get_srq_num     = srq_get_num;
     vctx->sz              = sizeof(*vctx);
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 }

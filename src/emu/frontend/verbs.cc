@@ -363,16 +363,24 @@ struct ibv_srq *emu_create_srq(struct ibv_pd *ibpd,
     emu_state &s = state();
     guard g(s.lock);
     pd *p = find<pd>(s, ibpd);
-    std::unique_ptr<srq> q;
+    srq *q;
 
     if (p == nullptr) {
         return fail_ptr<struct ibv_srq>(EINVAL);
     }
 
+    q = srq_create_locked(s, p, attr);
+    return (q != nullptr) ? &q->ibv : nullptr;
+}
+
+srq *srq_create_locked(emu_state &s, pd *p, struct ibv_srq_init_attr *attr)
+{
+    std::unique_ptr<srq> q;
+
     if ((attr->attr.max_wr > uint32_t(MAX_SRQ_WR)) ||
         (attr->attr.max_sge > MAX_SRQ_SGE) ||
         (attr->attr.srq_limit > attr->attr.max_wr)) {
-        return fail_ptr<struct ibv_srq>(EINVAL);
+        return fail_ptr<srq>(EINVAL);
     }
 
     q          = std::make_unique<srq>(p->ctx);
@@ -383,14 +391,14 @@ struct ibv_srq *emu_create_srq(struct ibv_pd *ibpd,
     q->max_sge = (q->stride - 16) / 16;
     if (!q->buf.alloc(size_t(q->wqe_cnt) * q->stride) ||
         !q->dbrec.alloc(2 * sizeof(uint32_t), 64)) {
-        return fail_ptr<struct ibv_srq>(ENOMEM);
+        return fail_ptr<srq>(ENOMEM);
     }
 
     srq_init_links(q.get());
     q->srqn            = p->ctx->dev->next_srqn++;
     q->ibv.context     = &p->ctx->ibv;
     q->ibv.srq_context = attr->srq_context;
-    q->ibv.pd          = ibpd;
+    q->ibv.pd          = &p->ibv;
     q->ibv.handle      = q->srqn;
 
     attr->attr.max_wr  = q->wqe_cnt - 1;
@@ -399,7 +407,7 @@ struct ibv_srq *emu_create_srq(struct ibv_pd *ibpd,
     ++p->refs;
     p->ctx->dev->srqs[q->srqn] = q.get();
     register_handle(s, &q->ibv, kind::SRQ, q.get());
-    return &add_object(p->ctx, std::move(q))->ibv;
+    return add_object(p->ctx, std::move(q));
 }
 
 int emu_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,

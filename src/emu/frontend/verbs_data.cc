@@ -146,6 +146,14 @@ int build_send_wqe(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
     wqe->clear();
     put(*wqe, ctrl);
 
+    if (q->is_xrc()) { /* an initiator names the target's SRQ */
+        uint8_t seg[WQE_XRC_SEG] = {};
+        uint32_t srqn = htobe32(wr->qp_type.xrc.remote_srqn & 0xffffff);
+
+        memcpy(seg, &srqn, sizeof(srqn));
+        wqe->insert(wqe->end(), seg, seg + sizeof(seg));
+    }
+
     if (q->is_ud()) {
         int err;
 
@@ -328,8 +336,11 @@ void to_wc(emu_state &s, cq *c, const uint8_t *raw, struct ibv_wc *wc)
         wc->imm_data = cqe.imm_inval_pkey;
     }
 
-    if ((q != nullptr) && (q->srq != nullptr)) {
-        srq *sq = q->srq;
+    /* an SRQ's completion names it (an XRC target's QP has none of its own) */
+    const uint32_t srqn = be32toh(cqe.srqn_uidx) & 0xffffff;
+    auto srq_it         = c->ctx->dev->srqs.find(srqn);
+    if ((srqn != 0) && (srq_it != c->ctx->dev->srqs.end())) {
+        srq *sq = srq_it->second;
         if (!sq->wrid.empty()) {
             wc->wr_id = sq->wrid[counter & (sq->wqe_cnt - 1)];
             /* back to the free list, behind its tail */
@@ -416,7 +427,7 @@ int emu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     ring r;
     int err = 0;
 
-    if (q == nullptr) {
+    if ((q == nullptr) || q->is_xrc_tgt()) { /* a target has no SQ */
         *bad_wr = wr;
         return EINVAL;
     }
@@ -474,9 +485,10 @@ int emu_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
     ring r;
     int err = 0;
 
-    if ((q == nullptr) || (q->srq != nullptr)) {
+    if ((q == nullptr) || (q->srq != nullptr) || q->is_xrc()) {
         *bad_wr = wr;
-        return EINVAL; /* receives of an SRQ QP go to the SRQ */
+        return EINVAL; /* receives of an SRQ QP go to the SRQ, XRC's to
+                          the XRC SRQs */
     }
 
     r = rq_ring(q);

@@ -91,6 +91,52 @@ constexpr transition uc_transitions[] = {
      IBV_QP_PATH_MIG_STATE}
 };
 
+/* XRC (the kernel's tables): an initiator sends only, so it has no
+ * responder attributes; a target receives only, so it has no requester's
+ * retry attributes */
+constexpr transition xrc_ini_transitions[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+     0},
+    {IBV_QPS_INIT,  IBV_QPS_INIT,
+     0,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {IBV_QPS_INIT,  IBV_QPS_RTR,
+     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+     IBV_QP_RQ_PSN,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {IBV_QPS_RTR,   IBV_QPS_RTS,
+     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC |
+     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+     IBV_QP_PATH_MIG_STATE},
+    {IBV_QPS_RTS,   IBV_QPS_RTS,
+     0,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+     IBV_QP_PATH_MIG_STATE}
+};
+
+constexpr transition xrc_tgt_transitions[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+     0},
+    {IBV_QPS_INIT,  IBV_QPS_INIT,
+     0,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {IBV_QPS_INIT,  IBV_QPS_RTR,
+     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {IBV_QPS_RTR,   IBV_QPS_RTS,
+     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+     IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE},
+    {IBV_QPS_RTS,   IBV_QPS_RTS,
+     0,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+     IBV_QP_PATH_MIG_STATE | IBV_QP_MIN_RNR_TIMER}
+};
+
 constexpr transition ud_transitions[] = {
     {IBV_QPS_RESET, IBV_QPS_INIT,
      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
@@ -126,6 +172,19 @@ bool find_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 
     if (type == IBV_QPT_UD) {
         for (const transition &t : ud_transitions) {
+            if ((t.cur == cur) && (t.next == next)) {
+                *required = t.required;
+                *optional = t.optional;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    if ((type == IBV_QPT_XRC_SEND) || (type == IBV_QPT_XRC_RECV)) {
+        const auto &table = (type == IBV_QPT_XRC_SEND) ? xrc_ini_transitions :
+                                                         xrc_tgt_transitions;
+        for (const transition &t : table) {
             if ((t.cur == cur) && (t.next == next)) {
                 *required = t.required;
                 *optional = t.optional;
@@ -373,13 +432,16 @@ void apply_modify(qp *q, const struct ibv_qp_attr *attr, int mask,
     }
 }
 
-/* Shared by ibv_create_qp and mlx5dv_create_qp */
-struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
+/* Shared by ibv_create_qp and mlx5dv_create_qp; an XRC target has a domain
+ * (x) and no PD, every other QP a PD */
+struct ibv_qp *qp_create_locked(emu_state &s, pd *p, xrcd *x,
                                 struct ibv_qp_init_attr *attr,
                                 uint64_t send_ops_flags)
 {
-    context *ctx = p->ctx;
+    context *ctx = (p != nullptr) ? p->ctx : x->ctx;
     device *dev  = ctx->dev;
+    const bool xrc_send = (attr->qp_type == IBV_QPT_XRC_SEND);
+    const bool xrc_recv = (attr->qp_type == IBV_QPT_XRC_RECV);
     std::unique_ptr<qp> q;
     qp_spec spec;
     qp *installed;
@@ -389,14 +451,29 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     size_t rq_bytes, sq_bytes;
 
     if ((attr->qp_type != IBV_QPT_RC) && (attr->qp_type != IBV_QPT_UC) &&
-        (attr->qp_type != IBV_QPT_UD)) {
+        (attr->qp_type != IBV_QPT_UD) && !xrc_send && !xrc_recv) {
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* not modelled */
     }
 
-    scq = find<cq>(s, attr->send_cq);
-    rcq = find<cq>(s, attr->recv_cq);
-    if ((scq == nullptr) || (rcq == nullptr) || (scq->ctx != ctx) ||
-        (rcq->ctx != ctx)) {
+    /* an XRC initiator has no receive side, a target neither side: their
+     * CQs, SRQ and capacities are ignored, as the kernel ignores them */
+    if (xrc_send || xrc_recv) {
+        attr->recv_cq          = nullptr;
+        attr->srq              = nullptr;
+        attr->cap.max_recv_wr  = 0;
+        attr->cap.max_recv_sge = 0;
+    }
+    if (xrc_recv) {
+        attr->send_cq             = nullptr;
+        attr->cap.max_send_wr     = 0;
+        attr->cap.max_send_sge    = 0;
+        attr->cap.max_inline_data = 0;
+    }
+
+    scq = xrc_recv ? nullptr : find<cq>(s, attr->send_cq);
+    rcq = (xrc_send || xrc_recv) ? nullptr : find<cq>(s, attr->recv_cq);
+    if ((!xrc_recv && ((scq == nullptr) || (scq->ctx != ctx))) ||
+        (!xrc_send && !xrc_recv && ((rcq == nullptr) || (rcq->ctx != ctx)))) {
         return fail_ptr<struct ibv_qp>(EINVAL);
     }
 
@@ -427,7 +504,8 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
                                   WQE_DATAGRAM_SEG :
                                   (attr->qp_type == IBV_QPT_UC) ?
                                   WQE_RADDR_SEG :
-                                  WQE_RADDR_SEG + WQE_ATOMIC_SEG);
+                                  WQE_RADDR_SEG + WQE_ATOMIC_SEG) +
+                  (xrc_send ? WQE_XRC_SEG : 0);
     sq_desc     = std::max(attr->cap.max_send_sge * WQE_DATA_SEG,
                            (attr->cap.max_inline_data > 0) ?
                            align_up(attr->cap.max_inline_data +
@@ -458,8 +536,10 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
 
     spec.st            = (attr->qp_type == IBV_QPT_UD) ? UCT_MLX5_QP_ST_UD :
                          (attr->qp_type == IBV_QPT_UC) ? UCT_MLX5_QP_ST_UC :
-                                                         UCT_MLX5_QP_ST_RC;
-    spec.pd            = p;
+                         (xrc_send || xrc_recv) ? UCT_MLX5_QP_ST_XRC :
+                                                  UCT_MLX5_QP_ST_RC;
+    spec.pd            = xrc_recv ? nullptr : p;
+    spec.xrcd          = xrc_recv ? x : nullptr;
     spec.send_cq       = scq;
     spec.recv_cq       = rcq;
     spec.srq           = sq;
@@ -485,7 +565,7 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
     installed->bf_index       = installed->qpn % UAR_BF_REGS;
     installed->ibv.context    = &ctx->ibv;
     installed->ibv.qp_context = attr->qp_context;
-    installed->ibv.pd         = &p->ibv;
+    installed->ibv.pd         = (p != nullptr) ? &p->ibv : nullptr;
     installed->ibv.send_cq    = attr->send_cq;
     installed->ibv.recv_cq    = attr->recv_cq;
     installed->ibv.srq        = attr->srq;
@@ -496,7 +576,8 @@ struct ibv_qp *qp_create_locked(emu_state &s, pd *p,
 
     register_handle(s, &installed->ibv, kind::QP, installed);
     uct_ib_emu_debug("%s: created verbs %s qp 0x%x", dev->name.c_str(),
-                     installed->is_ud() ? "ud" : installed->is_uc() ? "uc" : "rc",
+                     installed->is_ud() ? "ud" : installed->is_uc() ? "uc" :
+                     installed->is_xrc() ? "xrc" : "rc",
                      installed->qpn);
     return &installed->ibv;
 }
@@ -514,7 +595,10 @@ struct ibv_qp *emu_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
         return fail_ptr<struct ibv_qp>(EINVAL);
     }
 
-    return qp_create_locked(s, p, attr, 0);
+    if (attr->qp_type == IBV_QPT_XRC_RECV) {
+        return fail_ptr<struct ibv_qp>(EINVAL); /* a target needs a domain */
+    }
+    return qp_create_locked(s, p, nullptr, attr, 0);
 }
 
 struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
@@ -534,6 +618,7 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
                                         MLX5DV_QP_EX_WITH_MR_LIST |
                                         MLX5DV_QP_EX_WITH_MKEY_CONFIGURE;
     constexpr uint32_t ex_mask_known  = IBV_QP_INIT_ATTR_PD |
+                                        IBV_QP_INIT_ATTR_XRCD |
                                         IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
     /* RC send ops; TSO is UD's, memory windows and atomic write are not
      * modelled */
@@ -552,18 +637,35 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
     struct ibv_qp_init_attr init_attr = {};
     uint64_t send_ops_flags           = 0;
     struct ibv_qp *ibqp;
-    pd *p;
+    pd *p      = nullptr;
+    xrcd *x    = nullptr;
+    const bool xrc_recv = (attr->qp_type == IBV_QPT_XRC_RECV);
 
     if (ctx == nullptr) {
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* not an mlx5 context */
     }
 
-    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+    /* an XRC target is made in a domain, every other QP on a PD */
+    if (xrc_recv ? !(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) :
+                   !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
         return fail_ptr<struct ibv_qp>(EINVAL);
     }
 
     if (attr->comp_mask & ~ex_mask_known) {
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
+    }
+
+    if (((attr->qp_type == IBV_QPT_XRC_SEND) || xrc_recv) &&
+        ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+         (mlx5_attr != nullptr))) {
+        return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* ibv_wr_* on XRC */
+    }
+
+    if (xrc_recv) {
+        x = find<xrcd>(s, attr->xrcd);
+        if ((x == nullptr) || (x->ctx != ctx)) {
+            return fail_ptr<struct ibv_qp>(EINVAL);
+        }
     }
 
     /* UC has no reads and no atomics */
@@ -577,9 +679,11 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
     }
 
-    p = find<pd>(s, attr->pd);
-    if ((p == nullptr) || (p->ctx != ctx)) {
-        return fail_ptr<struct ibv_qp>(EINVAL);
+    if (!xrc_recv) {
+        p = find<pd>(s, attr->pd);
+        if ((p == nullptr) || (p->ctx != ctx)) {
+            return fail_ptr<struct ibv_qp>(EINVAL);
+        }
     }
 
     if (mlx5_attr != nullptr) {
@@ -618,7 +722,7 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
     init_attr.qp_type    = attr->qp_type;
     init_attr.sq_sig_all = attr->sq_sig_all;
 
-    ibqp = qp_create_locked(s, p, &init_attr, send_ops_flags);
+    ibqp = qp_create_locked(s, p, x, &init_attr, send_ops_flags);
     if (ibqp != nullptr) {
         attr->cap = init_attr.cap;
         if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {

@@ -37,6 +37,7 @@ struct send_wqe {
     uint8_t              opmod      = 0;
     uint8_t              fm_ce_se   = 0;
     uint32_t             imm        = 0; /* as in the WQE (big endian) */
+    uint32_t             xrc_srqn   = 0; /* XRC: the remote SRQ */
     const opcode_info    *info      = nullptr;
     uint64_t             raddr      = 0;
     uint32_t             rkey       = 0;

@@ -81,6 +81,7 @@ constexpr unsigned LOG_MAX_KLM_LIST    = 16;  /* entries of a KSM mkey */
 constexpr unsigned LOG_MAX_MSG         = 30;
 constexpr unsigned LOG_MAX_RA_QP       = 4;   /* 16 outstanding reads */
 constexpr unsigned MAX_WQE_SZ_SQ       = 1024;
+constexpr unsigned WQE_XRC_SEG         = 16;  /* XRC: the remote SRQ number */
 constexpr unsigned MAX_WQE_SZ_RQ       = 512;
 constexpr unsigned MAX_SGE             = 30;
 constexpr unsigned MAX_SRQ_SGE         = 31;
@@ -180,7 +181,8 @@ enum class kind {
     QP_DV_EX,   /* the mlx5dv_qp_ex view of an extended verbs QP */
     COMP_CHANNEL,
     DEVX_EVENT_CHANNEL,
-    DM          /* device memory (ibv_dm) */
+    DM,         /* device memory (ibv_dm) */
+    XRCD        /* XRC domain (ibv_xrcd) */
 };
 
 struct context;
@@ -209,6 +211,7 @@ struct device {
     bool                      fl_rc_qp_when_roce_disabled;
     unsigned                  log_max_qp_sz;  /* WQEs per queue */
     uint64_t                  dm_allocated  = 0; /* device memory taken */
+    uint64_t                  next_xrc_domain = 1;
     unsigned                  num_lag_ports;  /* 0: not a LAG device */
     std::vector<port>         ports;
 
@@ -412,6 +415,10 @@ struct srq : object {
     uint64_t       async_got      = 0;
     uint64_t       async_acked    = 0;
 
+    /* An XRC SRQ: its domain, and the CQ its receives complete on */
+    struct xrcd    *xrcd          = nullptr;
+    struct cq      *xrc_cq        = nullptr;
+
     /* A DevX RMP */
     bool           devx           = false;
     uint8_t        wq_type        = UCT_MLX5_WQ_TYPE_LINKED_LIST;
@@ -420,6 +427,21 @@ struct srq : object {
     uint64_t       wq_umem_offset = 0;
     struct umem    *dbr_umem      = nullptr;
     uint64_t       dbr_offset     = 0;
+
+    using object::object;
+};
+
+/* An XRC domain: the XRC SRQs and target QPs that may serve each other.
+ * Each ibv_open_xrcd gives a handle of its own; handles opened on one file
+ * (the same inode) are one domain, as the kernel shares them */
+struct xrcd : object {
+    static constexpr kind KIND = kind::XRCD;
+
+    struct ibv_xrcd   ibv    = {};
+    unsigned          refs   = 0; /* XRC SRQs and target QPs through it */
+    uint64_t          domain = 0; /* the device's number of the domain */
+    dev_t             file_dev = 0; /* the file it was opened on, if any */
+    ino_t             file_ino = 0;
 
     using object::object;
 };
@@ -542,6 +564,10 @@ struct qp : object {
     struct cq        *send_cq      = nullptr;
     struct cq        *recv_cq      = nullptr;
     struct srq       *srq          = nullptr;
+    /* XRC: the target's domain (it has no PD: memory is checked with the
+     * PD of the XRC SRQ each packet names, xrc_srq) */
+    struct xrcd      *xrcd         = nullptr;
+    struct srq       *xrc_srq      = nullptr;
 
     /* Queue geometry */
     uint8_t          log_sq_size   = 0;
@@ -644,6 +670,20 @@ struct qp : object {
     {
         return st == UCT_MLX5_QP_ST_UC;
     }
+
+    /* XRC: an initiator (XRC_SEND) or a target (XRC_RECV) */
+    bool is_xrc() const
+    {
+        return st == UCT_MLX5_QP_ST_XRC;
+    }
+
+    bool is_xrc_tgt() const
+    {
+        return is_xrc() && (xrcd != nullptr);
+    }
+
+    /* The PD the responder checks memory with */
+    struct pd *responder_pd() const;
 };
 
 /* A DevX event channel (devx_events.cc): the user reads its fd, one
@@ -924,6 +964,7 @@ struct qp_spec {
     cq       *send_cq       = nullptr;
     cq       *recv_cq       = nullptr;
     struct srq *srq         = nullptr;
+    struct xrcd *xrcd       = nullptr; /* an XRC target's domain */
     uint8_t  no_sq          = 0;
     uint8_t  log_sq_size    = 0;
     uint8_t  log_rq_size    = 0;
@@ -974,6 +1015,7 @@ void devx_obj_destroy_locked(emu_state &s, devx_obj *obj);
 void ah_destroy_locked(emu_state &s, ah *a);
 void mr_destroy_locked(emu_state &s, mr *m);
 void dm_destroy_locked(emu_state &s, dm *d);
+void xrcd_destroy_locked(emu_state &s, xrcd *x);
 void srq_destroy_locked(emu_state &s, srq *q);
 void cq_destroy_locked(emu_state &s, cq *c);
 void comp_channel_destroy_locked(emu_state &s, comp_channel *ch);

@@ -185,7 +185,17 @@ void srq_destroy_locked(emu_state &s, srq *q)
     unregister_handle(s, &q->ibv);
     q->ctx->dev->srqs.erase(q->srqn);
     --q->pd->refs;
+    if (q->xrcd != nullptr) {
+        --q->xrcd->refs;
+        --q->xrc_cq->refs;
+    }
     remove_object(q->ctx, q);
+}
+
+void xrcd_destroy_locked(emu_state &s, xrcd *x)
+{
+    unregister_handle(s, &x->ibv);
+    remove_object(x->ctx, x);
 }
 
 void cq_destroy_locked(emu_state &s, cq *c)
@@ -242,6 +252,7 @@ void context_destroy_locked(emu_state &s, context *ctx)
     reclaim<mr>(s, ctx, mr_destroy_locked);
     reclaim<dm>(s, ctx, dm_destroy_locked);
     reclaim<srq>(s, ctx, srq_destroy_locked);
+    reclaim<xrcd>(s, ctx, xrcd_destroy_locked);
     reclaim<cq>(s, ctx, cq_destroy_locked);
     reclaim<comp_channel>(s, ctx, comp_channel_destroy_locked);
     reclaim<uar>(s, ctx, uar_destroy_locked);

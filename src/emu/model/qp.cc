@@ -24,6 +24,7 @@ qp *qp_install(std::unique_ptr<qp> q, const qp_spec &spec)
     q->send_cq        = spec.send_cq;
     q->recv_cq        = spec.recv_cq;
     q->srq            = spec.srq;
+    q->xrcd           = spec.xrcd;
     q->no_sq          = spec.no_sq;
     q->log_sq_size    = spec.log_sq_size;
     q->log_rq_size    = spec.log_rq_size;
@@ -36,7 +37,12 @@ qp *qp_install(std::unique_ptr<qp> q, const qp_spec &spec)
     q->uar            = spec.uar;
 
     /* every reference qp_release_resources() gives back */
-    ++q->pd->refs;
+    if (q->pd != nullptr) {
+        ++q->pd->refs;
+    }
+    if (q->xrcd != nullptr) {
+        ++q->xrcd->refs;
+    }
     for (cq *c : {q->send_cq, q->recv_cq}) {
         if (c != nullptr) {
             ++c->refs;
@@ -96,7 +102,12 @@ void qp_release_resources(emu_state &s, qp *q)
         doorbell_check_page(s, dev, q->uar);
     }
     dev->qps.erase(q->qpn);
-    --q->pd->refs;
+    if (q->pd != nullptr) {
+        --q->pd->refs;
+    }
+    if (q->xrcd != nullptr) {
+        --q->xrcd->refs;
+    }
     if (q->send_cq != nullptr) {
         --q->send_cq->refs;
     }
@@ -151,6 +162,14 @@ void qp_flush_verbs_sends(qp *q)
 
     q->stuck.clear();
     q->stalled = false;
+}
+
+struct pd *qp::responder_pd() const
+{
+    if (is_xrc_tgt()) {
+        return (xrc_srq != nullptr) ? xrc_srq->pd : nullptr;
+    }
+    return pd;
 }
 
 } // namespace uct_ib_emu

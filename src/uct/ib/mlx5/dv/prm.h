@@ -319,9 +319,10 @@ enum {
 
 /* qpc.st */
 enum {
-    UCT_MLX5_QP_ST_RC = 0x0,
-    UCT_MLX5_QP_ST_UC = 0x1,
-    UCT_MLX5_QP_ST_UD = 0x3
+    UCT_MLX5_QP_ST_RC  = 0x0,
+    UCT_MLX5_QP_ST_UC  = 0x1,
+    UCT_MLX5_QP_ST_UD  = 0x2,
+    UCT_MLX5_QP_ST_XRC = 0x3
 };
 
 /* opt_param_mask of the QP state transitions */
