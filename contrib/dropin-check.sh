@@ -29,7 +29,8 @@
 #             completion events (-e), and RoCEv2 with -t (an extended CQ
 #             polled with ibv_start_poll, its CQEs' device timestamps:
 #             "timestamps"), and with -j -c (buffers in device memory,
-#             the data checked); ibv_uc_pingpong (UC QPs, multi-packet
+#             the data checked); ibv_xsrq_pingpong (XRC, RoCEv2 and
+#             InfiniBand with events: "xrc"); ibv_uc_pingpong (UC QPs, multi-packet
 #             messages, RoCEv2 and InfiniBand); ibv_ud_pingpong likewise (UD QPs,
 #             address handles, the GRH area of every receive), with -c
 #             checking the received data
@@ -348,6 +349,27 @@ pingpong ibv_rc_pingpong ib-dm          -d mlx5_2 -j -c -s 65536
 # UC: RC's wire without acknowledgements; 8 KiB messages of several packets
 pingpong ibv_uc_pingpong uc-roce-v2        -d mlx5_0 -g 3 -s 8192
 pingpong ibv_uc_pingpong uc-ib-events      -d mlx5_2 -e
+# --- xsrq NAME ARGS...: ibv_xsrq_pingpong, XRC: a domain opened on
+# /tmp/xrc_domain (the program's; removed afterwards unless it was there),
+# an XRC SRQ, initiator and target QPs on each side
+xsrq() {
+    local name=$1; shift
+    local slog=$work/$name-server.log clog=$work/$name-client.log
+    local had_domain=no
+
+    [ -e /tmp/xrc_domain ] && had_domain=yes
+    pair "$slog" "$clog" ibv_xsrq_pingpong "$@" -n 50
+    [ $had_domain = yes ] || rm -f /tmp/xrc_domain
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+       grep -qx success "$slog" && grep -qx success "$clog"; then
+        ok "xrc $name: ibv_xsrq_pingpong $* -n 50: success on both sides"
+    else
+        fail_pair "xrc $name: ibv_xsrq_pingpong $*" "$slog" "$clog"
+    fi
+}
+xsrq xrc-roce-v2    -d mlx5_0 -g 3
+xsrq xrc-ib-events  -d mlx5_2 -e
+
 # UD: a datagram is at most the port MTU (1024 on the emulated Ethernet ports)
 pingpong ibv_ud_pingpong ud-roce-v2        -d mlx5_0 -g 3 -s 1024 -c
 pingpong ibv_ud_pingpong ud-roce-v2-events -d mlx5_0 -g 3 -s 1024 -c -e

@@ -10,7 +10,9 @@
 
 #include <iterator>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 
 
 namespace {
@@ -757,6 +759,196 @@ TEST_F(test_emu_engine_verbs, device_memory_through_zero_based_mrs)
 
     EXPECT_EQ(0, uct_ib_glue->dereg_mr(dmr));
     EXPECT_EQ(0, vctx->free_dm(dm));
+}
+
+/* XRC: an initiator names the target's SRQ in each send; the target takes
+ * the WQE from that SRQ (of its domain) and the receive completes on the
+ * SRQ's CQ; an SRQ of another domain is refused as an invalid request */
+TEST_F(test_emu_engine_verbs, xrc_sends_reach_the_srq_they_name)
+{
+    auto *vctx = verbs_get_ctx(m_ctx);
+    struct ibv_xrcd_init_attr xattr = {};
+    uint64_t word = 7, back = 0;
+
+    xattr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+    xattr.fd        = -1;
+    struct ibv_xrcd *xrcd  = vctx->open_xrcd(m_ctx, &xattr);
+    struct ibv_xrcd *other = vctx->open_xrcd(m_ctx, &xattr);
+    ASSERT_NE(nullptr, xrcd);
+    ASSERT_NE(nullptr, other);
+
+    struct ibv_cq *srq_cq = uct_ib_glue->create_cq(m_ctx, 16, nullptr,
+                                                   nullptr, 0);
+    ASSERT_NE(nullptr, srq_cq);
+    auto make_srq = [&](struct ibv_xrcd *x) {
+        struct ibv_srq_init_attr_ex sattr = {};
+
+        sattr.attr.max_wr  = 8;
+        sattr.attr.max_sge = 1;
+        sattr.comp_mask    = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+                             IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+        sattr.srq_type     = IBV_SRQT_XRC;
+        sattr.pd           = m_pd;
+        sattr.xrcd         = x;
+        sattr.cq           = srq_cq;
+        return vctx->create_srq_ex(m_ctx, &sattr);
+    };
+    struct ibv_srq *xsrq = make_srq(xrcd), *foreign = make_srq(other);
+    ASSERT_NE(nullptr, xsrq);
+    ASSERT_NE(nullptr, foreign);
+    uint32_t srqn = 0, foreign_srqn = 0;
+    ASSERT_EQ(0, vctx->get_srq_num(xsrq, &srqn));
+    ASSERT_EQ(0, vctx->get_srq_num(foreign, &foreign_srqn));
+    EXPECT_EQ(EBUSY, vctx->close_xrcd(xrcd)) << "an SRQ is in it";
+
+    /* the target: a domain, no PD, no queues; the initiator: send only */
+    struct ibv_qp_init_attr_ex tattr = {};
+    tattr.qp_type   = IBV_QPT_XRC_RECV;
+    tattr.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+    tattr.xrcd      = xrcd;
+    struct ibv_qp *tgt = vctx->create_qp_ex(m_ctx, &tattr);
+    ASSERT_NE(nullptr, tgt) << strerror(errno);
+    struct ibv_qp_init_attr iattr = {};
+    iattr.send_cq          = m_cq;
+    iattr.qp_type          = IBV_QPT_XRC_SEND;
+    iattr.cap.max_send_wr  = 8;
+    iattr.cap.max_send_sge = 1;
+    struct ibv_qp *ini = uct_ib_glue->create_qp(m_pd, &iattr);
+    ASSERT_NE(nullptr, ini) << strerror(errno);
+
+    struct ibv_qp_attr attr = {};
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.port_num        = 1;
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    const int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                     IBV_QP_ACCESS_FLAGS;
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(tgt, &attr, init));
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, init));
+    attr                        = {};
+    attr.qp_state               = IBV_QPS_RTR;
+    attr.path_mtu               = IBV_MTU_1024;
+    attr.max_dest_rd_atomic     = 1;
+    attr.min_rnr_timer          = 1;
+    attr.ah_attr.is_global      = 1;
+    attr.ah_attr.port_num       = 1;
+    attr.ah_attr.grh.dgid       = gid_of(m_ctx, 1, 3);
+    attr.ah_attr.grh.sgid_index = 3;
+    attr.ah_attr.grh.hop_limit  = 64;
+    const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+    attr.dest_qp_num = ini->qp_num;
+    EXPECT_EQ(EINVAL, uct_ib_glue->modify_qp(tgt, &attr, rtr))
+            << "a target needs its responder resources";
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(tgt, &attr, rtr |
+                                        IBV_QP_MAX_DEST_RD_ATOMIC |
+                                        IBV_QP_MIN_RNR_TIMER));
+    attr.dest_qp_num = tgt->qp_num;
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, rtr));
+    attr           = {};
+    attr.qp_state  = IBV_QPS_RTS;
+    attr.timeout   = 14;
+    attr.retry_cnt = 7;
+    attr.rnr_retry = 7;
+    attr.max_rd_atomic = 1;
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, IBV_QP_STATE |
+                                        IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+                                        IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                        IBV_QP_MAX_QP_RD_ATOMIC));
+
+    struct ibv_mr *mr  = reg(&word, 8);
+    struct ibv_mr *bmr = reg(&back, 8);
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&word), 8, mr->lkey};
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&back), 8, bmr->lkey};
+    struct ibv_recv_wr rwr = {}, *bad_r = nullptr;
+    rwr.wr_id   = 77;
+    rwr.sg_list = &rsge;
+    rwr.num_sge = 1;
+    ASSERT_EQ(0, uct_ib_glue->post_srq_recv(xsrq, &rwr, &bad_r));
+    EXPECT_EQ(EINVAL, uct_ib_glue->post_recv(tgt, &rwr, &bad_r))
+            << "a target's receives are its SRQs'";
+
+    auto send = [&](uint32_t to_srqn) {
+        struct ibv_send_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id      = 5;
+        wr.opcode     = IBV_WR_SEND;
+        wr.sg_list    = &sge;
+        wr.num_sge    = 1;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.qp_type.xrc.remote_srqn = to_srqn;
+        return uct_ib_glue->post_send(ini, &wr, &bad);
+    };
+    ASSERT_EQ(0, send(srqn));
+    uct_ib_emu_engine_run();
+    struct ibv_wc wc[4];
+    ASSERT_EQ(1, uct_ib_glue->poll_cq(srq_cq, 4, wc)) << "on the SRQ's CQ";
+    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+    EXPECT_EQ(77u, wc[0].wr_id);
+    EXPECT_EQ(tgt->qp_num, wc[0].qp_num);
+    EXPECT_EQ(7u, back);
+    ASSERT_EQ(1, uct_ib_glue->poll_cq(m_cq, 4, wc));
+    EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+
+    ASSERT_EQ(0, send(foreign_srqn));
+    uct_ib_emu_engine_run();
+    ASSERT_EQ(1, uct_ib_glue->poll_cq(m_cq, 4, wc));
+    EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc[0].status)
+            << "an SRQ of another domain";
+
+    EXPECT_EQ(0, uct_ib_glue->destroy_qp(ini));
+    EXPECT_EQ(0, uct_ib_glue->destroy_qp(tgt));
+    EXPECT_EQ(0, uct_ib_glue->destroy_srq(xsrq));
+    EXPECT_EQ(0, uct_ib_glue->destroy_srq(foreign));
+    EXPECT_EQ(0, uct_ib_glue->destroy_cq(srq_cq));
+    EXPECT_EQ(0, vctx->close_xrcd(xrcd));
+    EXPECT_EQ(0, vctx->close_xrcd(other));
+}
+
+/* A domain opened on a file is every open of that file's (O_CREAT makes
+ * it, O_EXCL refuses it once it exists) */
+TEST_F(test_emu_engine_verbs, xrc_domain_of_a_file_is_shared_by_its_opens)
+{
+    auto *vctx = verbs_get_ctx(m_ctx);
+    char path[] = "/tmp/emu-xrcd-XXXXXX";
+    int fd      = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path); /* nothing left behind, the inode lives with the fd */
+
+    struct ibv_xrcd_init_attr xattr = {};
+    xattr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+    xattr.fd        = fd;
+    xattr.oflags    = 0;
+    EXPECT_EQ(nullptr, vctx->open_xrcd(m_ctx, &xattr)) << "no O_CREAT";
+    EXPECT_EQ(ENOENT, errno);
+    xattr.oflags = O_CREAT;
+    struct ibv_xrcd *a = vctx->open_xrcd(m_ctx, &xattr);
+    struct ibv_xrcd *b = vctx->open_xrcd(m_ctx, &xattr);
+    ASSERT_NE(nullptr, a);
+    ASSERT_NE(nullptr, b);
+    xattr.oflags = O_CREAT | O_EXCL;
+    EXPECT_EQ(nullptr, vctx->open_xrcd(m_ctx, &xattr));
+    EXPECT_EQ(EEXIST, errno);
+
+    /* an SRQ through one handle serves a target through the other */
+    struct ibv_cq *srq_cq = uct_ib_glue->create_cq(m_ctx, 16, nullptr,
+                                                   nullptr, 0);
+    struct ibv_srq_init_attr_ex sattr = {};
+    sattr.attr.max_wr  = 8;
+    sattr.attr.max_sge = 1;
+    sattr.comp_mask    = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+                         IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+    sattr.srq_type     = IBV_SRQT_XRC;
+    sattr.pd           = m_pd;
+    sattr.xrcd         = a;
+    sattr.cq           = srq_cq;
+    struct ibv_srq *xsrq = vctx->create_srq_ex(m_ctx, &sattr);
+    ASSERT_NE(nullptr, xsrq);
+    EXPECT_EQ(0, vctx->close_xrcd(b)) << "b holds nothing itself";
+
+    EXPECT_EQ(0, uct_ib_glue->destroy_srq(xsrq));
+    EXPECT_EQ(0, uct_ib_glue->destroy_cq(srq_cq));
+    EXPECT_EQ(0, vctx->close_xrcd(a));
+    ::close(fd);
 }
 
 /* UC: sends (of several packets) and writes arrive, with immediates; the
