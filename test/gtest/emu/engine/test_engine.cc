@@ -869,8 +869,14 @@ TEST_F(test_emu_engine, golden_wqe_and_cqes) {
 
     polled_cqe req  = poll_one(m_a, MLX5_CQE_REQ);
     polled_cqe resp = poll_one(m_b, MLX5_CQE_RESP_SEND);
+    /* both written in this pass, stamped with the device clock: 156.25
+     * MHz, ns * 5 / 32 of the engine's clock, big endian at byte 48 */
+    const uint64_t ticks = uct_ib_emu_clock_now() * 5 / 32;
     uint8_t golden_req[64] = {};
     golden_req[47] = 0x08;                    /* byte_cnt 8, big endian */
+    for (int i = 0; i < 8; ++i) {
+        golden_req[48 + i] = static_cast<uint8_t>(ticks >> (56 - 8 * i));
+    }
     golden_req[56] = MLX5_OPCODE_SEND;        /* sop_drop_qpn: opcode ... */
     golden_req[57] = b3(qa, 16);              /* ... and qpn */
     golden_req[58] = b3(qa, 8);
@@ -880,6 +886,7 @@ TEST_F(test_emu_engine, golden_wqe_and_cqes) {
 
     uint8_t golden_resp[64] = {};
     golden_resp[47] = 0x08;
+    memcpy(&golden_resp[48], &golden_req[48], 8); /* the same pass */
     golden_resp[57] = b3(qb, 16);
     golden_resp[58] = b3(qb, 8);
     golden_resp[59] = b3(qb, 0);

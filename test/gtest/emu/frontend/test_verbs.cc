@@ -218,7 +218,11 @@ TEST_F(test_emu_verbs, init_obj_errors)
     obj.pd.out = &dvpd;
     EXPECT_EQ(EINVAL, uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD))
             << "not a PD of the device";
-    EXPECT_EQ(EOPNOTSUPP, uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_DM));
+    obj.dm.in  = reinterpret_cast<struct ibv_dm*>(&dvpd);
+    EXPECT_EQ(EINVAL, uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_DM))
+            << "not device memory of the device";
+    EXPECT_EQ(EOPNOTSUPP, uct_ib_glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_RWQ))
+            << "work queues are not modelled";
 }
 
 
@@ -353,16 +357,19 @@ TEST_F(test_emu_verbs_qp, create_and_init_obj)
     EXPECT_EQ(256u, dvqp.bf.size);
 }
 
-TEST_F(test_emu_verbs_qp, only_rc_and_ud_are_modelled)
+TEST_F(test_emu_verbs_qp, raw_packet_qps_are_not_modelled)
 {
     struct ibv_qp_init_attr attr = {};
 
     attr.send_cq = m_cq;
     attr.recv_cq = m_cq;
-    attr.qp_type = IBV_QPT_UC;
+    attr.qp_type = IBV_QPT_RAW_PACKET;
     errno        = 0;
     EXPECT_EQ(nullptr, uct_ib_glue->create_qp(m_pd, &attr));
     EXPECT_EQ(EOPNOTSUPP, errno);
+    attr.qp_type = IBV_QPT_XRC_RECV;
+    EXPECT_EQ(nullptr, uct_ib_glue->create_qp(m_pd, &attr));
+    EXPECT_EQ(EINVAL, errno) << "an XRC target is made in a domain";
 
     attr.qp_type          = IBV_QPT_RC;
     attr.cap.max_send_sge = 31;
