@@ -54,6 +54,8 @@
 #             RoCEv2 (mlx5_0, GID index 3) and InfiniBand (mlx5_2)
 #   ucp       UCX 1.13.1's UCP (ucx_perftest -t tag_lat) between two
 #             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup
+#   ucp atomics  UCP's ucp_add, ucp_fadd and ucp_cswap with
+#             UCX_ATOMIC_MODE=device: device atomics on rc_mlx5, no fallback
 #   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
 #             same uct_hello.c built against Debian's UCX 1.13.1 and against
 #             this library, the server's MAC moved by ucx_emu mid-stream:
@@ -540,8 +542,30 @@ ucp_check() {
         fail_pair "ucp: ucx_perftest -t tag_lat, UCX_TLS=rc_x" "$slog" "$clog"
     fi
 }
+# --- ucp atomics: UCP's atomic add and fetch-add with UCX_ATOMIC_MODE=device
+# (no fallback to atomics over active messages): the worker takes the
+# device's atomics and the endpoint's atomic lane is rc_mlx5
+ucp_atomic_check() {
+    local test=$1 slog=$work/ucp-$1-server.log clog=$work/ucp-$1-client.log
+
+    UCX_TLS=rc_x UCX_NET_DEVICES=mlx5_0:1 UCX_ATOMIC_MODE=device \
+        UCX_LOG_LEVEL=debug UCX_WARN_UNUSED_ENV_VARS=n \
+        pair "$slog" "$clog" ucx_perftest -t "$test" -n "$perf_iters"
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+       grep -qE "^Final: +$perf_iters " "$clog" &&
+       grep -q "using device atomics" "$clog" &&
+       grep -q "ep_cfg\[0\]: amo(rc_mlx5/mlx5_0:1)" "$clog" &&
+       ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
+        ok "ucp atomics: ucx_perftest -t $test, UCX_ATOMIC_MODE=device: device atomics on rc_mlx5/mlx5_0:1: $(grep -h '^Final:' "$clog" | tr -s ' ')"
+    else
+        fail_pair "ucp atomics: ucx_perftest -t $test, UCX_ATOMIC_MODE=device" "$slog" "$clog"
+    fi
+}
 if command -v ucx_perftest >/dev/null; then
     ucp_check
+    ucp_atomic_check ucp_add
+    ucp_atomic_check ucp_fadd
+    ucp_atomic_check ucp_cswap
 fi
 
 # --- stale MAC: the same scenario with UCX 1.13.1 and with this library, on
