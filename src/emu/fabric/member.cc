@@ -290,19 +290,19 @@ bool member::intact()
     return false;
 }
 
-void member::sync_locked(emu_state &s)
+bool member::sync_locked(emu_state &s)
 {
     const fab::fabric_rec *rec = m_map.get();
     std::map<std::string, std::map<uct_ib_emu_gid_t, uct_ib_emu_mac_t>> neigh;
     uint32_t seq;
 
     if (!intact()) {
-        return;
+        return true; /* nothing more will change here */
     }
 
     seq = fab::read_begin(rec);
     if (seq == m_seen_seq) {
-        return;
+        return true;
     }
 
     for (unsigned tries = 0; tries < 64; ++tries) {
@@ -332,11 +332,11 @@ void member::sync_locked(emu_state &s)
         if (!fab::read_retry(rec, seq)) {
             s.neigh    = std::move(neigh);
             m_seen_seq = seq;
-            return;
+            return true;
         }
         seq = fab::read_begin(rec);
     }
-    /* a writer is in the middle: the next pass tries again */
+    return false; /* a writer is in the middle: the next pass tries again */
 }
 
 uint64_t member::neigh_events_newest()

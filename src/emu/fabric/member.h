@@ -61,8 +61,9 @@ public:
     }
 
     /* Pull registry changes (MACs, port states, drop flags, the host's
-     * neighbour table) into s's ports */
-    void sync_locked(emu_state &s);
+     * neighbour table) into s's ports; false if a writer was in the middle
+     * all along, so s still has the copy from before it */
+    bool sync_locked(emu_state &s);
 
     /* Record a QP's INIT2RTR in the registry, where `ucx_emu qps` reads
      * the address it carries */

@@ -178,8 +178,11 @@ std::vector<uint8_t> answer(emu_state &s, const struct nlmsghdr *nlh)
         return error_msg(nlh->nlmsg_seq, EINVAL, nlh);
     }
 
-    if (s.fabric != nullptr) {
-        s.fabric->sync_locked(s); /* the table as it is now */
+    /* the table as it is now; while a writer is in the middle of a change
+     * whose event may already have been taken, no answer: the requester
+     * confirms nothing (as a kernel whose neighbour is being updated) */
+    if ((s.fabric != nullptr) && !s.fabric->sync_locked(s)) {
+        return error_msg(nlh->nlmsg_seq, EAGAIN, nlh);
     }
     for (const auto &dev : s.devices) {
         for (const port &p : dev->ports) {

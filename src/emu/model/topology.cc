@@ -180,6 +180,14 @@ ucs_status_t build_port(const device &dev, uint8_t num,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    /* the name travels in neighbour events (and fabric records) whole */
+    if (p->fabric.size() >= NEIGH_SEGMENT_LEN) {
+        ucs_error("emu: %s:%u: L2 segment or subnet name '%s' is longer than "
+                  "%u characters", dev.name.c_str(), num, p->fabric.c_str(),
+                  NEIGH_SEGMENT_LEN - 1);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     if (!eth && (spec.state == IBV_PORT_ACTIVE) &&
         ((p->lid == 0) || (p->lid >= 0xc000))) {
         ucs_error("emu: %s:%u: an active InfiniBand port needs a unicast LID",

@@ -5,19 +5,25 @@
  * still the neighbour's.
  *
  * Each entry is keyed by (port, GID index, destination GID, traffic class,
- * flow label) and tagged with the neighbour it was resolved through: the
- * destination's IP address on the GID's network interface, confirmed by
- * asking the neighbour table after the AH was made (a destination reached
- * through a router, or one the table does not confirm, is not cached). A
- * listener on the neighbour group (through the glue table) is drained at the
- * start of every lookup, under the lock the lookup holds: an entry whose
- * neighbour was deleted, failed, or now has another MAC is dropped before
- * the lookup can return it. So once an event has been queued to the
- * listener, no later lookup returns the MAC it replaced.
+ * hop limit, flow label) and tagged with the neighbour it was resolved
+ * through: the destination's IP address on the GID's network interface,
+ * confirmed by asking the neighbour table after the AH was made (a
+ * destination reached through a router, or one the table does not confirm,
+ * is not cached). A listener on the neighbour group (through the glue
+ * table) is drained at the start of every lookup, under the lock the lookup
+ * holds: an entry whose neighbour was deleted, failed, or now has another
+ * MAC is dropped before the lookup can return it. So once an event has been
+ * queued to the listener, no later lookup returns the MAC it replaced. The
+ * AH of a miss is made outside the lock; the drain before its confirmation
+ * and insert catches what changed meanwhile, since events are compared with
+ * an entry's MAC, not with an order.
  *
- * If the listener cannot be opened, fails, or loses events (ENOBUFS), the
- * cache is flushed, warns once, and from then on every lookup resolves
- * through a transient AH.
+ * If the listener cannot be opened, fails, loses events (ENOBUFS), falls
+ * more than 65536 datagrams behind, or gives a malformed message, or the
+ * kernel answers no single-neighbour request, the cache is flushed, warns
+ * once, and from then on every lookup resolves through a transient AH.
+ * With a flow label of 0 the AV's RoCEv2 UDP source port is the one the
+ * first AH drew, for every connect to that destination.
  */
 #ifndef UCT_IB_AV_CACHE_H_
 #define UCT_IB_AV_CACHE_H_
@@ -63,17 +69,18 @@ public:
 
 private:
     /* Compared as bytes, destination GID first, so that the entries of one
-     * neighbour are adjacent; padding is zeroed by the constructor */
+     * neighbour are adjacent; everything the AV carries that the caller
+     * chooses is in it (the hop limit is an interface's knob) */
     struct key {
         uint8_t  dgid[16];
         uint8_t  port_num;
         uint8_t  gid_index;
         uint8_t  tclass;
-        uint8_t  reserved;
+        uint8_t  hop_limit;
         uint32_t flow_label;
 
         key(const uint8_t *gid, uint8_t port, uint8_t index, uint8_t tc,
-            uint32_t fl);
+            uint8_t hops, uint32_t fl);
         bool operator<(const key &other) const
         {
             return memcmp(this, &other, sizeof(*this)) < 0;
@@ -85,17 +92,17 @@ private:
         uint32_t           ifindex; /* of the GID's interface */
     };
 
-    ucs_status_t resolve_locked(struct ibv_pd *pd,
-                                const struct ibv_ah_attr &attr,
-                                struct mlx5_wqe_av *av,
-                                ucs_log_level_t fail_level);
     void drain_locked(uint8_t port_num);
     void apply_locked(const uct_ib_neigh_msg &msg);
     void drop_neighbour_locked(uint32_t ifindex, const uct_ib_neigh_addr &dst,
                                const uint8_t *keep_mac);
     bool confirm_locked(uint8_t port_num, uint32_t ifindex,
                         const uct_ib_neigh_addr &dst, const uint8_t *mac);
+    /* err 0: no errno to report */
     void fall_back_locked(uint8_t port_num, const char *what, int err);
+    void close_listener_locked();
+    /* "mlx5_0:1", or every port of the device for port_num 0 */
+    std::string where(uint8_t port_num) const;
     uint32_t ifindex_of(uint8_t port_num, unsigned gid_index) const;
 
     const uct_ib_device      &m_dev;

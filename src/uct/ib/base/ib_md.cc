@@ -59,9 +59,9 @@ ucs_config_field_t uct_ib_md_config_table[] = {
      " transient  an address handle made for the connect and destroyed at\n"
      "            once: the kernel resolves the MAC every time.\n"
      " validated  address vectors cached per port, GID index, destination GID,\n"
-     "            traffic class and flow label, each dropped as soon as the\n"
-     "            kernel's neighbour table says its MAC changed or went away\n"
-     "            (rtnetlink neighbour events, read before every lookup).\n"
+     "            traffic class, hop limit and flow label, each dropped as soon\n"
+     "            as the kernel's neighbour table says its MAC changed or went\n"
+     "            away (rtnetlink neighbour events, read before every lookup).\n"
      "            Destinations the neighbour table does not confirm (routed\n"
      "            ones) are not cached; if events are lost, the cache is\n"
      "            flushed and falls back to transient with one warning.",

@@ -60,7 +60,7 @@ bool parse_neigh(struct nlmsghdr *nlh, uct_ib_neigh_msg *msg)
             msg->has_lladdr = true;
         }
     }
-    return have_dst;
+    return have_dst && (left <= 0); /* nothing cut short after the last */
 }
 
 } // namespace

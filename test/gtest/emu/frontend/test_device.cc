@@ -209,7 +209,7 @@ TEST_F(test_emu_device, custom_topology)
 TEST_F(test_emu_device, inconsistent_topologies_are_refused)
 {
     uct_ib_emu_topology_t base = uct_ib_emu_default_topology();
-    std::vector<uct_ib_emu_topology_t> bad(9, base);
+    std::vector<uct_ib_emu_topology_t> bad(10, base);
     log_capture log;
 
     bad[0].devices[1].name = "mlx5_0";                       /* name twice */
@@ -223,6 +223,7 @@ TEST_F(test_emu_device, inconsistent_topologies_are_refused)
     bad[6].devices[3].ports[0].lmc = 8;                      /* 3 bits */
     bad[7].devices[3].ports[0].lid = LID_MLX5_3 + 1;         /* unaligned */
     bad[8].devices[2].ports[0].lid = LID_MLX5_3 + 1;         /* in a range */
+    bad[9].devices[0].ports[0].fabric = std::string(32, 's'); /* too long */
 
     for (size_t i = 0; i < bad.size(); ++i) {
         EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_ib_emu_set_topology(bad[i]))

@@ -145,6 +145,13 @@ TEST(test_ib_neigh, other_families_are_skipped_and_cut_messages_refused)
 
     EXPECT_FALSE(uct_ib_neigh_parse(good.data(), good.size() - 4, &msgs))
             << "a message cut short";
+
+    std::vector<uint8_t> cut = good; /* its header agrees, its attribute not */
+    uint32_t len             = static_cast<uint32_t>(cut.size() - 4);
+    memcpy(&cut[0], &len, sizeof(len));
+    cut.resize(len);
+    EXPECT_FALSE(uct_ib_neigh_parse(cut.data(), cut.size(), &msgs))
+            << "an attribute cut short";
     EXPECT_FALSE(uct_ib_neigh_parse(good.data(), NLMSG_HDRLEN + 2, &msgs));
 }
 

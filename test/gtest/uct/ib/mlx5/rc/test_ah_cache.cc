@@ -203,6 +203,54 @@ TEST_P(test_ah_cache, lost_events_flush_the_cache_with_one_warning)
     EXPECT_FALSE(stats(b()).transient);
 }
 
+/* A miss whose neighbour the table does not confirm is not cached: here the
+ * request the cache sends after the AH is not taken */
+TEST_P(test_ah_cache, an_unconfirmed_destination_is_not_cached)
+{
+    auto [ia, ib] = open_two();
+
+    ASSERT_EQ(UCS_OK, uct_ib_emu_fail_op(UCT_IB_GLUE_OP_neigh_monitor_request,
+                                         1, EAGAIN));
+    auto first = connect_pair(ia, ib); /* a's request fails, b's does not */
+    uct_ib_av_cache_stats_t s = stats(a());
+    EXPECT_EQ(1u, s.uncached);
+    EXPECT_EQ(0u, s.entries);
+    EXPECT_FALSE(s.transient) << "a request not taken confirms nothing, but "
+                                 "the listener is fine";
+    EXPECT_EQ(b().mac, qp_info(first.first).primary.rmac);
+
+    connect_pair(ia, ib);
+    expect_ah(3); /* a twice (the first not cached), b once */
+    EXPECT_EQ(1u, stats(a()).entries);
+}
+
+/* The key holds what the AV carries that an interface chooses: interfaces
+ * of one md with another traffic class or hop limit get AVs of their own */
+TEST_P(test_ah_cache, interfaces_with_other_path_knobs_have_entries_of_their_own)
+{
+    uct_iface_h ia1 = open_iface("rc_mlx5", a());
+    uct_iface_h ia2 = open_iface("rc_mlx5", a(), {{"HOP_LIMIT", "7"},
+                                                  {"TRAFFIC_CLASS", "64"}});
+    uct_iface_h ib  = open_iface("rc_mlx5", b());
+    ASSERT_TRUE(ia1 && ia2 && ib);
+    uct_ib_emu_counters_reset();
+
+    auto p1 = connect_pair(ia1, ib);
+    auto p2 = connect_pair(ia2, ib);
+    auto p3 = connect_pair(ia2, ib); /* warm */
+    EXPECT_EQ(2u, stats(a()).entries);
+    EXPECT_EQ(1u, stats(a()).hits);
+
+    const uct_ib_emu_qp_info_t q1 = qp_info(p1.first);
+    const uct_ib_emu_qp_info_t q3 = qp_info(p3.first);
+    EXPECT_EQ(7u, q3.primary.hop_limit) << "the cached AV of ia2's knobs";
+    EXPECT_NE(q1.primary.hop_limit, q3.primary.hop_limit);
+    if (GetParam() == link_layer::roce_v2) {
+        EXPECT_EQ(64u >> 2, q3.primary.dscp);
+    }
+    (void)p2;
+}
+
 TEST_P(test_ah_cache, a_listener_that_cannot_open_leaves_the_cache_transient)
 {
     ucs::scoped_log_capture capture;
@@ -240,7 +288,7 @@ TEST_P(test_ah_cache, storm_of_events_during_10000_connects)
     const uct_ib_emu_mac_t macs[3] = {b().mac,
                                       {0x02, 0x11, 0, 0, 0, 0x01},
                                       {0x02, 0x11, 0, 0, 0, 0x02}};
-    unsigned moves = 0, current = 0;
+    unsigned moves = 0, current = 0, noise_events = 0;
 
     auto [ia, ib] = open_two();
     uct_rc_mlx5_tool_qp_t *raw = nullptr;
@@ -259,11 +307,14 @@ TEST_P(test_ah_cache, storm_of_events_during_10000_connects)
             ASSERT_EQ(UCS_OK, uct_ib_emu_port_set_mac(b().dev, 1, macs[current]));
             ++moves;
         }
-        if ((i % 3) == 1) { /* a neighbour nobody connects to */
+        if ((i % 3) == 1) { /* a neighbour nobody connects to, on the
+                                 segment of both ports */
             uct_ib_emu_mac_t noise = {0x02, 0x22, 0, 0, uint8_t(i >> 8),
                                       uint8_t(i)};
-            uct_ib_emu_neigh_set("eth0", ipv4_gid(0xc6120000 + 100 + (i % 50)),
+            uct_ib_emu_neigh_set("eth-test", /* the link topology's */
+                                 ipv4_gid(0xc6120000 + 100 + (i % 50)),
                                  noise);
+            noise_events += 2; /* told on each of the segment's two ports */
         }
 
         ASSERT_EQ(UCS_OK, uct_rc_mlx5_tool_qp_create(ia, 4, 4, &raw));
@@ -277,6 +328,7 @@ TEST_P(test_ah_cache, storm_of_events_during_10000_connects)
     }
 
     uct_ib_av_cache_stats_t s = stats(a());
+    EXPECT_GE(s.events, noise_events) << "the noise reached the listener";
     EXPECT_EQ(connects, s.lookups);
     EXPECT_EQ(moves + 1, s.ah_creates) << "one AH after each move, none else";
     EXPECT_EQ(moves, s.invalidated);
