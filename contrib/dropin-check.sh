@@ -51,7 +51,8 @@
 #             data of gets, atomics and active messages byte by byte
 #   ibperf    rdma-core's perftest in its default mode (the ibv_wr_* API):
 #             ib_send_lat, ib_write_bw, ib_read_lat and ib_atomic_bw on
-#             RoCEv2 (mlx5_0, GID index 3) and InfiniBand (mlx5_2)
+#             RoCEv2 (mlx5_0, GID index 3) and InfiniBand (mlx5_2), the
+#             four over XRC and sends and writes over UC (RoCEv2)
 #   ucp       UCX 1.13.1's UCP (ucx_perftest -t tag_lat) between two
 #             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup
 #   ucp atomics  UCP's ucp_add, ucp_fadd and ucp_cswap with
@@ -491,6 +492,17 @@ else
     for prog in ib_send_lat ib_write_bw ib_read_lat ib_atomic_bw; do
         ibperf "${prog#ib_}-roce-v2" $prog -d mlx5_0 -x 3
         ibperf "${prog#ib_}-ib" $prog -d mlx5_2
+    done
+    # the other connection types on RoCEv2: XRC (perftest opens its domains
+    # on /tmp/xrc_domain_server and _client: removed unless they were
+    # there) and UC (sends and writes only)
+    had_domains=$(ls /tmp/xrc_domain_server /tmp/xrc_domain_client 2>/dev/null)
+    for prog in ib_send_lat ib_write_bw ib_read_lat ib_atomic_bw; do
+        ibperf "${prog#ib_}-xrc" $prog -d mlx5_0 -x 3 -c XRC
+    done
+    [ -n "$had_domains" ] || rm -f /tmp/xrc_domain_server /tmp/xrc_domain_client
+    for prog in ib_send_lat ib_write_bw; do
+        ibperf "${prog#ib_}-uc" $prog -d mlx5_0 -x 3 -c UC
     done
 fi
 

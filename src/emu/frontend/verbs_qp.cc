@@ -655,10 +655,12 @@ struct ibv_qp *emu_mlx5dv_create_qp(struct ibv_context *ibctx,
         return fail_ptr<struct ibv_qp>(EOPNOTSUPP);
     }
 
-    if (((attr->qp_type == IBV_QPT_XRC_SEND) || xrc_recv) &&
-        ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
-         (mlx5_attr != nullptr))) {
-        return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* ibv_wr_* on XRC */
+    if (xrc_recv && ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+                     (mlx5_attr != nullptr))) {
+        return fail_ptr<struct ibv_qp>(EINVAL); /* a target sends nothing */
+    }
+    if ((attr->qp_type == IBV_QPT_XRC_SEND) && (mlx5_attr != nullptr)) {
+        return fail_ptr<struct ibv_qp>(EOPNOTSUPP); /* no mlx5 ops on XRC */
     }
 
     if (xrc_recv) {
@@ -744,6 +746,15 @@ int emu_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 
     if (q == nullptr) {
         return EINVAL;
+    }
+
+    /* the kernel ignores, rather than refuses, the attributes an XRC QP's
+     * side has not got */
+    if (q->ibv.qp_type == IBV_QPT_XRC_SEND) {
+        mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    } else if (q->ibv.qp_type == IBV_QPT_XRC_RECV) {
+        mask &= ~(IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT |
+                  IBV_QP_RNR_RETRY);
     }
 
     cur  = verbs_qp_state(q->state);

@@ -233,6 +233,18 @@ void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
     }
 }
 
+/* An XRC initiator's request names the target's SRQ */
+void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+    data_wr *d   = last(s, qpx);
+
+    if (d != nullptr) {
+        d->wr.qp_type.xrc.remote_srqn = remote_srqn;
+    }
+}
+
 } // namespace
 
 
@@ -272,6 +284,9 @@ void qp_setup_data_ops(qp *q, uint64_t ibv_ops)
     x->wr_set_inline_data_list = wr_set_inline_data_list;
     if (q->ibv.qp_type == IBV_QPT_UD) {
         x->wr_set_ud_addr = wr_set_ud_addr;
+    }
+    if (q->ibv.qp_type == IBV_QPT_XRC_SEND) {
+        x->wr_set_xrc_srqn = wr_set_xrc_srqn;
     }
 }
 
