@@ -843,17 +843,23 @@ TEST_F(test_emu_engine_verbs, xrc_sends_reach_the_srq_they_name)
                                         IBV_QP_MAX_DEST_RD_ATOMIC |
                                         IBV_QP_MIN_RNR_TIMER));
     attr.dest_qp_num = tgt->qp_num;
-    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, rtr));
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, rtr |
+                                        IBV_QP_MAX_DEST_RD_ATOMIC |
+                                        IBV_QP_MIN_RNR_TIMER))
+            << "an initiator's responder attributes are ignored, as the "
+               "kernel ignores them";
     attr           = {};
     attr.qp_state  = IBV_QPS_RTS;
     attr.timeout   = 14;
     attr.retry_cnt = 7;
     attr.rnr_retry = 7;
     attr.max_rd_atomic = 1;
-    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, IBV_QP_STATE |
-                                        IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-                                        IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                        IBV_QP_MAX_QP_RD_ATOMIC));
+    const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+                    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                    IBV_QP_MAX_QP_RD_ATOMIC;
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(ini, &attr, rts));
+    ASSERT_EQ(0, uct_ib_glue->modify_qp(tgt, &attr, rts))
+            << "a target's requester attributes are ignored";
 
     struct ibv_mr *mr  = reg(&word, 8);
     struct ibv_mr *bmr = reg(&back, 8);
