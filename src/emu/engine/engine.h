@@ -56,7 +56,9 @@ enum opcode_flags : unsigned {
     OP_ATOMIC_OP  = 1u << 6, /* atomic on responder memory */
     OP_RESPONSE   = 1u << 7, /* the response carries data */
     OP_LOCAL      = 1u << 8, /* executes in the local QP only */
-    OP_MASKED     = 1u << 9  /* masked (extended) atomic */
+    OP_MASKED     = 1u << 9, /* masked (extended) atomic */
+    OP_UMR        = 1u << 10, /* a memory window's bind or invalidate */
+    OP_INVAL      = 1u << 11  /* invalidates a memory window remotely */
 };
 
 struct opcode_info {
@@ -201,10 +203,20 @@ enum class key_check {
 };
 
 /* Translate [addr, addr + len) of key, for a QP in pd needing access (ibv
- * access flags; 0 = local read), into host memory fragments */
+ * access flags; 0 = local read), into host memory fragments. A remote
+ * access names the responder QP (@a via): only then may the key be a
+ * memory window's (a type 2 window only through the QP it is bound to) */
 key_check mem_translate(const device *dev, const pd *p, uint32_t key,
                         uint64_t addr, uint64_t len, int access,
-                        frag_list *frags);
+                        frag_list *frags, const qp *via = nullptr);
+
+/* A UMR WQE: a memory window bound or invalidated (mw.cc); the syndrome of
+ * its failure, or 0 */
+uint8_t mw_execute(emu_state &s, qp *q, const send_wqe &w);
+
+/* A SEND_INVAL's remote invalidation of a type 2 window bound to dst
+ * (mw.cc); false if the key names no such window */
+bool mw_invalidate_remote(emu_state &s, qp *dst, uint32_t rkey);
 
 
 /* ------------------------------------------------------------------------

@@ -83,9 +83,34 @@ key_check ksm_translate(const device *dev, const pd *p, const mkey *ind,
 } // namespace
 
 
+namespace {
+
+/* A memory window: its own range and rights, then its MR's memory */
+key_check mw_translate(const mw *w, const pd *p, const qp *via, uint64_t addr,
+                       uint64_t len, int access, frag_list *frags)
+{
+    if (!w->bound || (w->key == 0)) {
+        return key_check::NO_KEY;
+    }
+    if ((w->pd != p) ||
+        ((w->ibv.type == IBV_MW_TYPE_2) && (w->qpn != via->qpn))) {
+        return key_check::PD;
+    }
+    if (!grants(w->access, access)) {
+        return key_check::ACCESS;
+    }
+    if ((addr < w->start) || (addr - w->start > w->length) ||
+        (len > w->length - (addr - w->start))) {
+        return key_check::BOUNDS;
+    }
+    return mr_translate(w->target, p, addr, len, 0, frags);
+}
+
+} // namespace
+
 key_check mem_translate(const device *dev, const pd *p, uint32_t key,
                         uint64_t addr, uint64_t len, int access,
-                        frag_list *frags)
+                        frag_list *frags, const qp *via)
 {
     const mr *m = find_mr_by_key(dev, key);
     const mkey *ind;
@@ -93,6 +118,13 @@ key_check mem_translate(const device *dev, const pd *p, uint32_t key,
 
     if (m != nullptr) {
         return mr_translate(m, p, addr, len, access, frags);
+    }
+
+    if (via != nullptr) {
+        auto it = dev->mws.find(key >> 8);
+        if ((it != dev->mws.end()) && (it->second->key == key)) {
+            return mw_translate(it->second, p, via, addr, len, access, frags);
+        }
     }
 
     ind = find_mkey_by_key(dev, key);

@@ -353,8 +353,8 @@ bool remote_reads_progress(emu_state &s, qp *dst)
         frags.clear();
         if ((h.data_len > 0) &&
             (mem_translate(dst->ctx->dev, dst->responder_pd(), r.rkey,
-                           r.addr + r.offset,
-                           h.data_len, IBV_ACCESS_REMOTE_READ, &frags) !=
+                           r.addr + r.offset, h.data_len,
+                           IBV_ACCESS_REMOTE_READ, &frags, dst) !=
              key_check::OK)) {
             /* the memory went away under the read */
             h = answer_hdr(dst, remote, resp_kind::NAK_ACCESS, r.psn);

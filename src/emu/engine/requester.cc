@@ -581,6 +581,17 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
         return outcome::DONE;
     }
 
+    if (w.info->flags & OP_UMR) { /* a memory window's bind or free */
+        const uint8_t syndrome = mw_execute(s, q, w);
+
+        if (syndrome != 0) {
+            fail_wqe(s, q, w, syndrome);
+        } else {
+            complete_wqe(s, q, w, 0);
+        }
+        return outcome::DONE;
+    }
+
     if (w.info->flags & OP_LOCAL) {
         complete_wqe(s, q, w, 0); /* NOP */
         return outcome::DONE;

@@ -204,6 +204,9 @@ void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
     } else if (req.info->flags & OP_IMM) {
         d.opcode = MLX5_CQE_RESP_SEND_IMM;
         d.imm    = req.hdr.imm;
+    } else if (req.info->flags & OP_INVAL) {
+        d.opcode = MLX5_CQE_RESP_SEND_INV;
+        d.imm    = req.hdr.imm; /* the invalidated key */
     } else {
         d.opcode = MLX5_CQE_RESP_SEND;
     }
@@ -238,7 +241,7 @@ bool remote_translate(qp *dst, const request_pkt &req, uint64_t addr,
                       uint64_t len, int access, frag_list *frags)
 {
     return mem_translate(dst->ctx->dev, dst->responder_pd(), req.hdr.rkey,
-                         addr, len, access, frags) == key_check::OK;
+                         addr, len, access, frags, dst) == key_check::OK;
 }
 
 /*
@@ -472,6 +475,13 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
         dst->rq_x.atomic_psn  = req.hdr.psn;
         dst->rq_x.atomic_orig = orig;
         atomic_response(req, orig, resp);
+    }
+
+    if ((flags & OP_INVAL) && req.last() &&
+        !mw_invalidate_remote(s, dst, be32toh(req.hdr.imm))) {
+        fail(s, dst, req, resp, resp_kind::NAK_OPERATION,
+             MLX5_CQE_SYNDROME_REMOTE_OP_ERR, "no window to invalidate");
+        return;
     }
 
     if ((flags & OP_SEND) && req.last()) {

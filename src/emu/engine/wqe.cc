@@ -85,10 +85,48 @@ void decode_atomic(send_wqe *w, const uint8_t *seg)
 
 /* The segments after the control segment; a UD QP's WQE has a datagram
  * segment and sends only */
+/* A UMR WQE that binds or frees a memory window: the UMR control segment,
+ * the mkey context and, for a bind, one inline KLM entry */
+uint8_t decode_umr(send_wqe *w, const uint8_t *wqe, unsigned size)
+{
+    unsigned pos = sizeof(struct mlx5_wqe_ctrl_seg);
+    struct mlx5_wqe_umr_ctrl_seg ctrl;
+    struct mlx5_wqe_mkey_context_seg mkey;
+    struct mlx5_wqe_umr_klm_seg klm;
+
+    if (pos + sizeof(ctrl) + sizeof(mkey) > size) {
+        return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    }
+    memcpy(&ctrl, wqe + pos, sizeof(ctrl));
+    pos += sizeof(ctrl);
+    memcpy(&mkey, wqe + pos, sizeof(mkey));
+    pos += sizeof(mkey);
+
+    w->umr.free   = (mkey.free & MLX5_WQE_MKEY_CONTEXT_FREE) != 0;
+    w->umr.access = mkey.access_flags;
+    w->umr.qpn    = be32toh(mkey.qpn_mkey) >> 8;
+    w->umr.start  = be64toh(mkey.start_addr);
+    w->umr.length = be64toh(mkey.len);
+    if (w->umr.free) {
+        return 0;
+    }
+    if (!(ctrl.flags & MLX5_WQE_UMR_CTRL_FLAG_INLINE) ||
+        (be16toh(ctrl.klm_octowords) == 0) || (pos + sizeof(klm) > size)) {
+        return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    }
+    memcpy(&klm, wqe + pos, sizeof(klm));
+    w->umr.mr_lkey = be32toh(klm.mkey);
+    return 0;
+}
+
 uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
                         bool ud, bool xrc)
 {
     unsigned pos = sizeof(struct mlx5_wqe_ctrl_seg);
+
+    if (w->info->flags & OP_UMR) {
+        return decode_umr(w, wqe, size);
+    }
 
     /* XRC: the remote SRQ, right after the control segment */
     if (xrc && !(w->info->flags & OP_LOCAL)) {

@@ -236,9 +236,12 @@ int emu_query_device(struct ibv_context *ibctx, struct ibv_device_attr *attr)
                                 IBV_DEVICE_PORT_ACTIVE_EVENT |
                                 IBV_DEVICE_SYS_IMAGE_GUID |
                                 IBV_DEVICE_RC_RNR_NAK_GEN |
-                                IBV_DEVICE_MEM_MGT_EXTENSIONS;
-    /* XRC, memory windows and multicast are not modelled: the device
-     * answers as one without them, so programs do not try them */
+                                IBV_DEVICE_MEM_MGT_EXTENSIONS |
+                                IBV_DEVICE_XRC |
+                                IBV_DEVICE_MEM_WINDOW |
+                                IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+    /* multicast is not modelled: the device answers as one without it, so
+     * programs do not try it */
     attr->max_sge             = MAX_SGE;
     attr->max_sge_rd          = MAX_SGE;
     attr->max_cq              = 1 << LOG_MAX_CQ;
@@ -249,7 +252,7 @@ int emu_query_device(struct ibv_context *ibctx, struct ibv_device_attr *attr)
     attr->max_res_rd_atom     = (1 << LOG_MAX_RA_QP) << LOG_MAX_QP;
     attr->max_qp_init_rd_atom = 1 << LOG_MAX_RA_QP;
     attr->atomic_cap          = IBV_ATOMIC_HCA;
-    attr->max_mw              = 0;
+    attr->max_mw              = 1 << LOG_MAX_MKEY; /* one key space */
     attr->max_mcast_grp       = 0;
     attr->max_mcast_qp_attach = 0;
     attr->max_total_mcast_qp_attach = 0;

@@ -68,6 +68,12 @@ struct ibv_srq *srq_create_ex(struct ibv_context *ctx,
                               struct ibv_srq_init_attr_ex *attr);
 int srq_get_num(struct ibv_srq *srq, uint32_t *srq_num);
 
+/* Memory windows: ibv_alloc_mw, ibv_bind_mw (type 1), ibv_dealloc_mw
+ * (mw.cc) */
+struct ibv_mw *mw_alloc(struct ibv_pd *pd, enum ibv_mw_type type);
+int mw_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+int mw_dealloc(struct ibv_mw *mw);
+
 /* Device memory: ibv_alloc_dm, ibv_free_dm, ibv_reg_dm_mr (dm.cc) */
 struct ibv_dm *dm_alloc(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
 int dm_free(struct ibv_dm *dm);

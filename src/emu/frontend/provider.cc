@@ -91,22 +91,6 @@ struct ibv_cq_ex *create_cq_ex(struct ibv_context *ibctx,
     return uct_ib_emu_dropin_ops.create_cq(ibctx, attr, nullptr);
 }
 
-/* Memory windows are not modelled */
-struct ibv_mw *alloc_mw(struct ibv_pd *, enum ibv_mw_type)
-{
-    return fail_ptr<struct ibv_mw>(EOPNOTSUPP);
-}
-
-int bind_mw(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)
-{
-    return EOPNOTSUPP;
-}
-
-int dealloc_mw(struct ibv_mw *)
-{
-    return EOPNOTSUPP;
-}
-
 } // namespace
 
 
@@ -119,9 +103,9 @@ void provider_context_init(context *ctx)
      * verbs.h calls them */
     ops->_compat_query_device = uct_ib_emu_glue_ops.query_device;
     ops->_compat_query_port   = compat_query_port;
-    ops->alloc_mw             = alloc_mw;
-    ops->bind_mw              = bind_mw;
-    ops->dealloc_mw           = dealloc_mw;
+    ops->alloc_mw             = mw_alloc;
+    ops->bind_mw              = mw_bind;
+    ops->dealloc_mw           = mw_dealloc;
     ops->poll_cq              = uct_ib_emu_glue_ops.poll_cq;
     ops->req_notify_cq        = uct_ib_emu_glue_ops.req_notify_cq;
     ops->post_srq_recv        = uct_ib_emu_glue_ops.post_srq_recv;

@@ -177,6 +177,9 @@ int emu_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd,
 int emu_dereg_mr(struct ibv_mr *ibmr)
 {
     return with_object<mr>(ibmr, [](emu_state &s, mr *m) {
+        if (m->mw_refs > 0) {
+            return EBUSY; /* memory windows are bound to it */
+        }
         mr_destroy_locked(s, m);
         return 0;
     });

@@ -34,7 +34,12 @@ constexpr op_map send_ops[] = {
     {IBV_WR_RDMA_WRITE_WITH_IMM,  MLX5_OPCODE_RDMA_WRITE_IMM, IBV_WC_RDMA_WRITE},
     {IBV_WR_RDMA_READ,            MLX5_OPCODE_RDMA_READ,      IBV_WC_RDMA_READ},
     {IBV_WR_ATOMIC_CMP_AND_SWP,   MLX5_OPCODE_ATOMIC_CS,      IBV_WC_COMP_SWAP},
-    {IBV_WR_ATOMIC_FETCH_AND_ADD, MLX5_OPCODE_ATOMIC_FA,      IBV_WC_FETCH_ADD}
+    {IBV_WR_ATOMIC_FETCH_AND_ADD, MLX5_OPCODE_ATOMIC_FA,      IBV_WC_FETCH_ADD},
+    {IBV_WR_SEND_WITH_INV,        MLX5_OPCODE_SEND_INVAL,     IBV_WC_SEND},
+    /* a memory window's bind and invalidate are both UMR WQEs: their
+     * completions' opcodes are kept by slot (verbs_wq::wc_op) */
+    {IBV_WR_BIND_MW,              MLX5_OPCODE_UMR,            IBV_WC_BIND_MW},
+    {IBV_WR_LOCAL_INV,            MLX5_OPCODE_UMR,            IBV_WC_LOCAL_INV}
 };
 
 const op_map *find_send_op(enum ibv_wr_opcode op)
@@ -120,6 +125,81 @@ int put_datagram_seg(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
     return 0;
 }
 
+/* A memory window's bind (IBV_WR_BIND_MW) or invalidate (IBV_WR_LOCAL_INV)
+ * as the UMR WQE the mlx5 provider writes: the UMR control segment, the
+ * mkey context (the window's range, rights and, for type 2, the QP) and,
+ * for a bind, one inline KLM entry naming the MR; the new key in the
+ * control segment's immediate. 0 or an errno */
+int build_umr_wqe(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
+                  struct mlx5_wqe_ctrl_seg *ctrl, std::vector<uint8_t> *wqe)
+{
+    struct mlx5_wqe_umr_ctrl_seg     uctrl = {};
+    struct mlx5_wqe_mkey_context_seg mkey  = {};
+    struct mlx5_wqe_umr_klm_seg      klm   = {};
+    const bool inval = (wr->opcode == IBV_WR_LOCAL_INV);
+    const struct ibv_mw_bind_info *bind = &wr->bind_mw.bind_info;
+    uint32_t key;
+
+    if (!q->is_xrc() && (q->ibv.qp_type != IBV_QPT_RC) &&
+        (q->ibv.qp_type != IBV_QPT_UC)) {
+        return EINVAL; /* binds go on connected QPs */
+    }
+
+    if (inval) {
+        key        = wr->invalidate_rkey;
+        mkey.free  = MLX5_WQE_MKEY_CONTEXT_FREE;
+    } else {
+        const mw *w = find<mw>(s, wr->bind_mw.mw);
+
+        if ((w == nullptr) || (w->ctx != q->ctx) ||
+            (bind->mw_access_flags & ~(IBV_ACCESS_REMOTE_WRITE |
+                                       IBV_ACCESS_REMOTE_READ |
+                                       IBV_ACCESS_REMOTE_ATOMIC)) ||
+            ((bind->mr == nullptr) && (bind->length != 0))) {
+            return EINVAL;
+        }
+        key               = wr->bind_mw.rkey;
+        mkey.access_flags =
+                ((bind->mw_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ?
+                 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_ATOMIC : 0) |
+                ((bind->mw_access_flags & IBV_ACCESS_REMOTE_WRITE) ?
+                 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_WRITE : 0) |
+                ((bind->mw_access_flags & IBV_ACCESS_REMOTE_READ) ?
+                 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_READ : 0);
+        mkey.qpn_mkey     = htobe32(((w->ibv.type == IBV_MW_TYPE_2) ?
+                                     q->qpn : 0xffffff) << 8 | (key & 0xff));
+        mkey.start_addr   = htobe64(bind->addr);
+        mkey.len          = htobe64(bind->length);
+        if (bind->mr != nullptr) {
+            klm.byte_count = htobe32(static_cast<uint32_t>(bind->length));
+            klm.mkey       = htobe32(bind->mr->lkey);
+            klm.address    = htobe64(bind->addr);
+        }
+    }
+
+    uctrl.flags         = MLX5_WQE_UMR_CTRL_FLAG_INLINE;
+    uctrl.klm_octowords = htobe16(inval ? 0 : 1);
+    uctrl.mkey_mask     = htobe64(MLX5_WQE_UMR_CTRL_MKEY_MASK_LEN |
+                                  MLX5_WQE_UMR_CTRL_MKEY_MASK_START_ADDR |
+                                  MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_LOCAL_WRITE |
+                                  MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_READ |
+                                  MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_WRITE |
+                                  MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_ATOMIC |
+                                  MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE);
+    ctrl->imm = htobe32(key);
+
+    wqe->clear();
+    put(*wqe, *ctrl);
+    put(*wqe, uctrl);
+    put(*wqe, mkey);
+    if (!inval) {
+        put(*wqe, klm);
+    }
+    ctrl->qpn_ds = htobe32((q->qpn << 8) | (wqe->size() / SEG));
+    memcpy(wqe->data(), ctrl, sizeof(*ctrl));
+    return 0;
+}
+
 /* Build the WQE of one work request; 0 or an errno */
 int build_send_wqe(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
                    const op_map *op, std::vector<uint8_t> *wqe)
@@ -142,7 +222,14 @@ int build_send_wqe(emu_state &s, const qp *q, const struct ibv_send_wr *wr,
     if ((op->verbs == IBV_WR_SEND_WITH_IMM) ||
         (op->verbs == IBV_WR_RDMA_WRITE_WITH_IMM)) {
         ctrl.imm = wr->imm_data; /* already big endian */
+    } else if (op->verbs == IBV_WR_SEND_WITH_INV) {
+        ctrl.imm = htobe32(wr->invalidate_rkey);
     }
+
+    if (op->mlx5 == MLX5_OPCODE_UMR) {
+        return build_umr_wqe(s, q, wr, &ctrl, wqe);
+    }
+
     wqe->clear();
     put(*wqe, ctrl);
 
@@ -248,6 +335,7 @@ void ensure_slots(verbs_wq &wq, uint32_t cnt, bool with_nbb)
         wq.wrid.assign(cnt, 0);
         if (with_nbb) {
             wq.nbb.assign(cnt, 1);
+            wq.wc_op.assign(cnt, -1);
         }
     }
 }
@@ -311,6 +399,9 @@ void to_wc(emu_state &s, cq *c, const uint8_t *raw, struct ibv_wc *wc)
         if ((q != nullptr) && !q->vsq.wrid.empty()) {
             uint32_t slot = counter & (q->sq_wqe_cnt - 1);
             wc->wr_id     = q->vsq.wrid[slot];
+            if (q->vsq.wc_op[slot] >= 0) {
+                wc->opcode = static_cast<enum ibv_wc_opcode>(q->vsq.wc_op[slot]);
+            }
             q->vsq.tail   = counter + q->vsq.nbb[slot];
         }
         return;
@@ -334,6 +425,9 @@ void to_wc(emu_state &s, cq *c, const uint8_t *raw, struct ibv_wc *wc)
         (opcode == MLX5_CQE_RESP_SEND_IMM)) {
         wc->wc_flags |= IBV_WC_WITH_IMM;
         wc->imm_data = cqe.imm_inval_pkey;
+    } else if (opcode == MLX5_CQE_RESP_SEND_INV) {
+        wc->wc_flags          |= IBV_WC_WITH_INV;
+        wc->invalidated_rkey   = be32toh(cqe.imm_inval_pkey);
     }
 
     /* an SRQ's completion names it (an XRC target's QP has none of its own) */
@@ -462,6 +556,8 @@ int emu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         write_ring(r, q->vsq.pi, wqe);
         q->vsq.wrid[q->vsq.pi & (q->sq_wqe_cnt - 1)] = wr->wr_id;
         q->vsq.nbb[q->vsq.pi & (q->sq_wqe_cnt - 1)]  = nbb;
+        q->vsq.wc_op[q->vsq.pi & (q->sq_wqe_cnt - 1)] =
+                (op->mlx5 == MLX5_OPCODE_UMR) ? int16_t(op->wc) : -1;
         q->vsq.pi += nbb;
         posted     = true;
     }

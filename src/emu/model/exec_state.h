@@ -38,6 +38,16 @@ struct send_wqe {
     uint8_t              fm_ce_se   = 0;
     uint32_t             imm        = 0; /* as in the WQE (big endian) */
     uint32_t             xrc_srqn   = 0; /* XRC: the remote SRQ */
+    /* UMR (a memory window's bind or invalidate): the mkey context and the
+     * one KLM entry */
+    struct {
+        bool     free       = false; /* invalidate */
+        uint8_t  access     = 0;     /* MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS */
+        uint32_t qpn        = 0;     /* type 2: the QP it is bound to */
+        uint64_t start      = 0;
+        uint64_t length     = 0;
+        uint32_t mr_lkey    = 0;
+    }                    umr;
     const opcode_info    *info      = nullptr;
     uint64_t             raddr      = 0;
     uint32_t             rkey       = 0;
@@ -229,6 +239,9 @@ struct verbs_wq {
     uint16_t              tail = 0; /* the oldest not yet completed */
     std::vector<uint64_t> wrid;     /* by slot */
     std::vector<uint16_t> nbb;      /* send: basic blocks, by first slot */
+    std::vector<int16_t>  wc_op;    /* send: the completion's opcode where
+                                       the WQE's does not say it (a UMR WQE
+                                       binds or invalidates), else -1 */
 };
 
 /* What the engine counts (the instruments report it) */

@@ -182,7 +182,8 @@ enum class kind {
     COMP_CHANNEL,
     DEVX_EVENT_CHANNEL,
     DM,         /* device memory (ibv_dm) */
-    XRCD        /* XRC domain (ibv_xrcd) */
+    XRCD,       /* XRC domain (ibv_xrcd) */
+    MW          /* memory window (ibv_mw) */
 };
 
 struct context;
@@ -231,6 +232,7 @@ struct device {
 
     /* Every object by its hardware number: what the firmware looks up */
     std::map<uint32_t, qp*>       qps;
+    std::map<uint32_t, struct mw*> mws; /* by key index */
     std::map<uint32_t, mr*>       mrs;  /* by mkey index */
     std::map<uint32_t, cq*>       cqs;
     std::map<uint32_t, pd*>       pds;
@@ -287,6 +289,26 @@ struct mr : object {
     /* On device memory (ibv_reg_dm_mr): zero-based, address 0 is here */
     struct dm     *on_dm = nullptr;
     uint8_t       *dm_base = nullptr;
+    unsigned      mw_refs  = 0; /* memory windows bound to it */
+
+    using object::object;
+};
+
+/* A memory window (type 1 or 2): a remote key over part of an MR, bound by
+ * a UMR WQE the engine executes in order (engine/mw.cc) */
+struct mw : object {
+    static constexpr kind KIND = kind::MW;
+
+    struct ibv_mw ibv    = {};
+    struct pd     *pd    = nullptr;
+    uint32_t      index  = 0;
+    bool          bound  = false;
+    uint32_t      key    = 0;       /* the key the device knows, once bound */
+    struct mr     *target = nullptr;
+    uint64_t      start  = 0;
+    uint64_t      length = 0;
+    int           access = 0;       /* IBV_ACCESS_REMOTE_* */
+    uint32_t      qpn    = 0;       /* type 2: the QP it is bound to */
 
     using object::object;
 };
@@ -1015,6 +1037,7 @@ void devx_obj_destroy_locked(emu_state &s, devx_obj *obj);
 void ah_destroy_locked(emu_state &s, ah *a);
 void mr_destroy_locked(emu_state &s, mr *m);
 void dm_destroy_locked(emu_state &s, dm *d);
+void mw_destroy_locked(emu_state &s, mw *w);
 void xrcd_destroy_locked(emu_state &s, xrcd *x);
 void srq_destroy_locked(emu_state &s, srq *q);
 void cq_destroy_locked(emu_state &s, cq *c);

@@ -164,6 +164,17 @@ void mr_destroy_locked(emu_state &s, mr *m)
     remove_object(m->ctx, m);
 }
 
+void mw_destroy_locked(emu_state &s, mw *w)
+{
+    if (w->target != nullptr) {
+        --w->target->mw_refs;
+    }
+    unregister_handle(s, &w->ibv);
+    w->ctx->dev->mws.erase(w->index);
+    --w->pd->refs;
+    remove_object(w->ctx, w);
+}
+
 void dm_destroy_locked(emu_state &s, dm *d)
 {
     unregister_handle(s, &d->ibv);
@@ -249,6 +260,7 @@ void context_destroy_locked(emu_state &s, context *ctx)
     verbs_or_devx_qp_reclaim(s, ctx);
     ah_reclaim(s, ctx);
     reclaim<mkey>(s, ctx, mkey_destroy_locked);
+    reclaim<mw>(s, ctx, mw_destroy_locked);
     reclaim<mr>(s, ctx, mr_destroy_locked);
     reclaim<dm>(s, ctx, dm_destroy_locked);
     reclaim<srq>(s, ctx, srq_destroy_locked);

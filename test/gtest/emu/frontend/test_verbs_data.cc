@@ -957,6 +957,161 @@ TEST_F(test_emu_engine_verbs, xrc_domain_of_a_file_is_shared_by_its_opens)
     ::close(fd);
 }
 
+/* Memory windows, type 1: ibv_bind_mw posts the bind on a QP of the PD and
+ * takes the next key; remote writes through the window reach its range
+ * only, and its MR cannot go while the window is bound */
+TEST_F(test_emu_engine_verbs, type_1_window_grants_its_range_only)
+{
+    auto *ops = &m_ctx->ops;
+    struct ibv_device_attr dattr;
+    uint64_t src = 0x5566778899aabbccull, buf[2] = {};
+
+    ASSERT_EQ(0, uct_ib_glue->query_device(m_ctx, &dattr));
+    EXPECT_TRUE(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+    EXPECT_GT(dattr.max_mw, 0);
+
+    connect_pair();
+    struct ibv_mr *smr = reg(&src, 8);
+    struct ibv_mr *mr  = uct_ib_glue->reg_mr(m_pd, buf, sizeof(buf),
+                                             IBV_ACCESS_LOCAL_WRITE |
+                                             IBV_ACCESS_MW_BIND);
+    ASSERT_NE(nullptr, mr);
+    struct ibv_mw *mw = ops->alloc_mw(m_pd, IBV_MW_TYPE_1);
+    ASSERT_NE(nullptr, mw);
+    const uint32_t first_key = mw->rkey;
+
+    struct ibv_mw_bind bind = {};
+    bind.wr_id                     = 31;
+    bind.send_flags                = IBV_SEND_SIGNALED;
+    bind.bind_info.mr              = mr;
+    bind.bind_info.addr            = reinterpret_cast<uintptr_t>(&buf[0]);
+    bind.bind_info.length          = 8;
+    bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    ASSERT_EQ(0, ops->bind_mw(m_b, mw, &bind));
+    EXPECT_NE(first_key, mw->rkey) << "a bind takes the window's next key";
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(IBV_WC_BIND_MW, wcs[0].opcode);
+    EXPECT_EQ(31u, wcs[0].wr_id);
+    EXPECT_EQ(EBUSY, uct_ib_glue->dereg_mr(mr)) << "a window is bound to it";
+
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&src), 8, smr->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&buf[0]), mw->rkey));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(src, buf[0]);
+
+    /* the MR's own key never granted remote writes; beyond the window is
+     * refused too */
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 2, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&buf[1]), mw->rkey));
+    wcs = poll();
+    ASSERT_FALSE(wcs.empty());
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, of(wcs, m_a).at(0).status);
+    EXPECT_EQ(0u, buf[1]);
+
+    EXPECT_EQ(0, ops->dealloc_mw(mw));
+    EXPECT_EQ(0, uct_ib_glue->dereg_mr(mr)) << "free once the window went";
+}
+
+/* Type 2: bound by the program's own work request to one QP, invalidated
+ * by the peer's SEND_WITH_INV or a LOCAL_INV */
+TEST_F(test_emu_engine_verbs, type_2_window_bound_and_invalidated)
+{
+    auto *ops = &m_ctx->ops;
+    uint64_t src = 42, buf = 0, rbuf = 0;
+
+    connect_pair();
+    struct ibv_mr *smr = reg(&src, 8);
+    struct ibv_mr *rmr = reg(&rbuf, 8);
+    struct ibv_mr *mr  = uct_ib_glue->reg_mr(m_pd, &buf, 8,
+                                             IBV_ACCESS_LOCAL_WRITE |
+                                             IBV_ACCESS_MW_BIND);
+    ASSERT_NE(nullptr, mr);
+    struct ibv_mw *mw = ops->alloc_mw(m_pd, IBV_MW_TYPE_2);
+    ASSERT_NE(nullptr, mw);
+
+    auto bind_on_b = [&](uint64_t wr_id) {
+        struct ibv_send_wr wr = {}, *bad = nullptr;
+
+        wr.wr_id                             = wr_id;
+        wr.opcode                            = IBV_WR_BIND_MW;
+        wr.send_flags                        = IBV_SEND_SIGNALED;
+        wr.bind_mw.mw                        = mw;
+        wr.bind_mw.rkey                      = ibv_inc_rkey(mw->rkey);
+        wr.bind_mw.bind_info.mr              = mr;
+        wr.bind_mw.bind_info.addr            = reinterpret_cast<uintptr_t>(&buf);
+        wr.bind_mw.bind_info.length          = 8;
+        wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+        EXPECT_EQ(0, uct_ib_glue->post_send(m_b, &wr, &bad));
+        mw->rkey = wr.bind_mw.rkey;
+        return mw->rkey;
+    };
+
+    uint32_t key = bind_on_b(41);
+    std::vector<struct ibv_wc> wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_BIND_MW, wcs[0].opcode);
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+
+    struct ibv_sge sge = {reinterpret_cast<uintptr_t>(&src), 8, smr->lkey};
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&buf), key));
+    wcs = poll();
+    ASSERT_EQ(1u, wcs.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[0].status);
+    EXPECT_EQ(42u, buf);
+
+    /* the peer invalidates it with its send */
+    struct ibv_sge rsge = {reinterpret_cast<uintptr_t>(&rbuf), 8, rmr->lkey};
+    ASSERT_EQ(0, post_recv(m_b, 5, &rsge));
+    struct ibv_send_wr inv = {}, *bad = nullptr;
+    inv.wr_id           = 2;
+    inv.opcode          = IBV_WR_SEND_WITH_INV;
+    inv.sg_list         = &sge;
+    inv.num_sge         = 1;
+    inv.send_flags      = IBV_SEND_SIGNALED;
+    inv.invalidate_rkey = key;
+    ASSERT_EQ(0, uct_ib_glue->post_send(m_a, &inv, &bad));
+    wcs = poll();
+    std::vector<struct ibv_wc> recv = of(wcs, m_b);
+    ASSERT_EQ(1u, recv.size());
+    EXPECT_EQ(IBV_WC_SUCCESS, recv[0].status);
+    EXPECT_TRUE(recv[0].wc_flags & IBV_WC_WITH_INV);
+    EXPECT_EQ(key, recv[0].invalidated_rkey);
+
+    /* bound again, then invalidated locally */
+    key = bind_on_b(43);
+    struct ibv_send_wr linv = {};
+    linv.wr_id           = 44;
+    linv.opcode          = IBV_WR_LOCAL_INV;
+    linv.send_flags      = IBV_SEND_SIGNALED;
+    linv.invalidate_rkey = key;
+    ASSERT_EQ(0, uct_ib_glue->post_send(m_b, &linv, &bad));
+    wcs = poll();
+    ASSERT_EQ(2u, wcs.size());
+    EXPECT_EQ(IBV_WC_BIND_MW, wcs[0].opcode);
+    EXPECT_EQ(IBV_WC_LOCAL_INV, wcs[1].opcode);
+    EXPECT_EQ(IBV_WC_SUCCESS, wcs[1].status);
+
+    /* an invalidated window grants nothing */
+    ASSERT_EQ(0, post_send(m_a, IBV_WR_RDMA_WRITE, 3, &sge, 1,
+                           IBV_SEND_SIGNALED,
+                           reinterpret_cast<uintptr_t>(&buf), key));
+    wcs = poll();
+    ASSERT_FALSE(wcs.empty());
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, of(wcs, m_a).at(0).status);
+
+    EXPECT_EQ(0, ops->dealloc_mw(mw));
+    EXPECT_EQ(0, uct_ib_glue->dereg_mr(mr));
+}
+
 /* UC: sends (of several packets) and writes arrive, with immediates; the
  * sender completes when its packets have left, answered by nothing */
 TEST_F(test_emu_engine_verbs, uc_sends_and_writes_arrive)
