@@ -58,16 +58,21 @@ bool srq_has_wqe(srq *sq)
     return sq->exec.producer_seen != sq->exec.consumed;
 }
 
-/* A verbs SRQ whose posted WQEs fell below its armed limit raises its limit
- * event and disarms it, as the IB spec has it (an RMP's limit raises no
- * event: the model has no EQ to put it on) */
+/* An SRQ whose posted WQEs fell below its armed limit raises its limit
+ * event and disarms it, as the IB spec has it: a verbs SRQ on the
+ * context's async_fd, a DevX RMP as SRQ_LIMIT on the DevX event channels
+ * subscribed to it */
 void srq_limit_check(srq *sq)
 {
     const uint16_t left = sq->exec.producer_seen - sq->exec.consumed;
 
-    if (!sq->devx && (sq->lwm > 0) && (left < sq->lwm)) {
+    if ((sq->lwm > 0) && (left < sq->lwm)) {
         sq->lwm = 0;
-        async_event_srq_limit(sq);
+        if (sq->devx) {
+            devx_events_rmp_limit(sq);
+        } else {
+            async_event_srq_limit(sq);
+        }
     }
 }
 

@@ -33,9 +33,11 @@ constexpr uint32_t CHANNEL_FLAGS_KNOWN  =
 
 /* The events a channel may subscribe to an object for: the QP affiliated
  * events the model can raise */
-bool event_known(uint16_t event)
+/* The affiliated events of the object's type the model raises */
+bool event_known(const devx_obj *obj, uint16_t event)
 {
-    return event == DEVX_EVENT_LAST_WQE_REACHED;
+    return (obj->qp != nullptr) ? (event == DEVX_EVENT_LAST_WQE_REACHED) :
+                                  (event == DEVX_EVENT_SRQ_LIMIT);
 }
 
 } // namespace
@@ -107,7 +109,8 @@ int devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *handle,
 
     if (obj_handle != nullptr) {
         obj = find<devx_obj>(s, obj_handle);
-        if ((obj == nullptr) || (obj->ctx != ch->ctx) || (obj->qp == nullptr)) {
+        if ((obj == nullptr) || (obj->ctx != ch->ctx) ||
+            ((obj->qp == nullptr) && (obj->rmp == nullptr))) {
             return EINVAL;
         }
     }
@@ -115,7 +118,7 @@ int devx_subscribe_devx_event(struct mlx5dv_devx_event_channel *handle,
     /* The kernel checks every event number against the object type first:
      * nothing is subscribed unless all are valid */
     for (i = 0; i < count; ++i) {
-        if ((obj == nullptr) || !event_known(events_num[i])) {
+        if ((obj == nullptr) || !event_known(obj, events_num[i])) {
             return EINVAL;
         }
     }

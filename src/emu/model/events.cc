@@ -28,20 +28,23 @@ constexpr size_t   EQE_QP_SRQ_NUM       = EQE_DATA_OFFSET + 0x0c;
 constexpr uint8_t  EQE_QP_SRQ_TYPE_QP   = 0;
 
 
-void devx_event_qp(const qp *q, uint16_t event)
+/* An affiliated event of the QP or RMP @a q or @a rmp (one of them) to
+ * every channel of ctx subscribed to it */
+void devx_event(const context *ctx, const qp *q, const srq *rmp,
+                uint16_t event, uint32_t num)
 {
     uint8_t record[sizeof(uint64_t) + EQE_SIZE];
-    uint32_t num_be = htobe32(q->qpn & 0xffffff);
+    uint32_t num_be = htobe32(num & 0xffffff);
 
-    for (const auto &entry : q->ctx->objects) {
+    for (const auto &entry : ctx->objects) {
         auto *ch = dynamic_cast<devx_event_channel*>(entry.second.get());
 
         if (ch == nullptr) {
             continue;
         }
         for (const auto &sub : ch->subscriptions) {
-            if ((sub.obj == nullptr) || (sub.obj->qp != q) ||
-                (sub.event != event)) {
+            if ((sub.obj == nullptr) || (sub.event != event) ||
+                ((q != nullptr) ? (sub.obj->qp != q) : (sub.obj->rmp != rmp))) {
                 continue;
             }
 
@@ -54,14 +57,19 @@ void devx_event_qp(const qp *q, uint16_t event)
             if (send(ch->device_fd, record,
                      ch->omit_data ? sizeof(uint64_t) : sizeof(record),
                      MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-                uct_ib_emu_debug("%s: qp 0x%x event 0x%x dropped: %m",
-                                 q->ctx->dev->name.c_str(), q->qpn, event);
+                uct_ib_emu_debug("%s: object 0x%x event 0x%x dropped: %m",
+                                 ctx->dev->name.c_str(), num, event);
             } else {
-                uct_ib_emu_debug("%s: qp 0x%x event 0x%x",
-                                 q->ctx->dev->name.c_str(), q->qpn, event);
+                uct_ib_emu_debug("%s: object 0x%x event 0x%x",
+                                 ctx->dev->name.c_str(), num, event);
             }
         }
     }
+}
+
+void devx_event_qp(const qp *q, uint16_t event)
+{
+    devx_event(q->ctx, q, nullptr, event, q->qpn);
 }
 
 } // namespace
@@ -286,6 +294,11 @@ void devx_events_qp_error(const qp *q)
     if (q->srq != nullptr) {
         devx_event_qp(q, DEVX_EVENT_LAST_WQE_REACHED);
     }
+}
+
+void devx_events_rmp_limit(const srq *rmp)
+{
+    devx_event(rmp->ctx, nullptr, rmp, DEVX_EVENT_SRQ_LIMIT, rmp->srqn);
 }
 
 } // namespace uct_ib_emu

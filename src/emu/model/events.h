@@ -25,8 +25,10 @@ constexpr uint32_t CQ_ARM_INDEX_MASK = 0xffffff;
 
 uint32_t *cq_arm_dword(const cq *c);
 
-/* The PRM event type of the one QP affiliated event the model raises */
+/* The PRM event types of the affiliated events the model raises through
+ * DevX: a QP's last WQE reached, an RMP's limit */
 constexpr uint16_t DEVX_EVENT_LAST_WQE_REACHED = 0x13;
+constexpr uint16_t DEVX_EVENT_SRQ_LIMIT        = 0x14;
 
 /* Add n (> 0) to the count of an eventfd, or take n away (the count is at
  * least n, so the read does not block); a failure is logged, naming what
@@ -64,6 +66,10 @@ void async_events_release_srq(srq *sq);
  * entered the error state: its affiliated events */
 void devx_events_release_obj(const devx_obj *obj);
 void devx_events_qp_error(const qp *q);
+
+/* An RMP whose WQEs fell below its armed limit (lwm): SRQ_LIMIT to the
+ * channels subscribed to it (the caller disarms the limit) */
+void devx_events_rmp_limit(const srq *rmp);
 
 } // namespace uct_ib_emu
 

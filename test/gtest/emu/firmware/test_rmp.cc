@@ -13,6 +13,8 @@
 
 #include <functional>
 
+#include <poll.h>
+
 
 namespace {
 
@@ -695,6 +697,60 @@ TEST_F(test_emu_rmp, close_reclaims_qp_before_rmp)
     /* QP, RMP, two RMP umems, PD, CQ, UAR, two QP umems */
     EXPECT_EQ(9u, uct_ib_emu_counters().objects_reclaimed);
     uct_ib_emu_counters_reset();
+}
+
+/* An armed limit (lwm): the receive that leaves fewer posted WQEs than it
+ * raises SRQ_LIMIT (0x14) on the channels subscribed to the RMP, once, and
+ * disarms it */
+TEST_F(test_emu_rmp, limit_raises_srq_limit_once)
+{
+    rmp_pair();
+    const uct_ib_emu_dropin_ops_t &ops = uct_ib_emu_dropin_ops;
+    struct mlx5dv_devx_event_channel *ch =
+            ops.devx_create_event_channel(m_ctx1, 0);
+    ASSERT_NE(nullptr, ch);
+    const uint16_t ev     = 0x14;
+    const uint64_t cookie = 0x1400000000ull | m_rmp.rmpn;
+    ASSERT_EQ(0, ops.devx_subscribe_devx_event(ch, m_rmp.obj, sizeof(ev), &ev,
+                                               cookie));
+
+    std::vector<uint64_t> bufs(4, 0);
+    struct ibv_mr *mr = reg(m_b, bufs.data(), bufs.size() * sizeof(bufs[0]));
+    for (unsigned i = 0; i < 4; ++i) {
+        post_cyclic(m_rmp, &bufs[i], 8, mr->lkey);
+    }
+    prm_buf hdr(prm::HDR_BYTES);
+    prm_buf in = modify_lwm_cmd(m_rmp, 3);
+    ASSERT_EQ(0, modify_rmp(m_rmp, in, &hdr));
+
+    alignas(uint64_t) uint8_t record[sizeof(uint64_t) + 64] = {};
+    auto *evh = reinterpret_cast<struct mlx5dv_devx_async_event_hdr*>(record);
+    auto readable = [ch] {
+        struct pollfd pfd = {ch->fd, POLLIN, 0};
+        return ::poll(&pfd, 1, 0) == 1;
+    };
+    send_u64(1); /* 3 left: not below the limit */
+    uct_ib_emu_engine_run();
+    EXPECT_FALSE(readable());
+
+    send_u64(2); /* 2 left */
+    uct_ib_emu_engine_run();
+    ASSERT_EQ(ssize_t(sizeof(record)), ops.devx_get_event(ch, evh,
+                                                          sizeof(record)));
+    EXPECT_EQ(cookie, evh->cookie);
+    const uint8_t *eqe = record + sizeof(uint64_t);
+    EXPECT_EQ(0x14, eqe[1]);
+    uint32_t num;
+    memcpy(&num, &eqe[0x2c], sizeof(num));
+    EXPECT_EQ(m_rmp.rmpn, be32toh(num) & 0xffffff);
+
+    prm_buf out(rmp_prm::CMD_BYTES);
+    ASSERT_EQ(0, query(m_rmp, &out));
+    EXPECT_EQ(0u, out.get(rmp_prm::WQ + rmp_prm::wq::lwm)) << "disarmed";
+    send_u64(3);
+    uct_ib_emu_engine_run();
+    EXPECT_FALSE(readable()) << "once";
+    ops.devx_destroy_event_channel(ch);
 }
 
 TEST_F(test_emu_rmp, last_wqe_reached_when_qp_enters_error)
