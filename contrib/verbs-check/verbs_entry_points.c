@@ -72,7 +72,7 @@ static void gid_table(struct ibv_context *ctx, int expected)
 
 /* The address back to the sender of a datagram, from its completion: on
  * InfiniBand its LID, SL and path bits, and with a GRH its GID and our
- * GID's index; refused on RoCE */
+ * GID's index; on RoCE from the packet's IP header */
 static void ah_from_wc(struct ibv_context *ib, struct ibv_context *eth,
                        struct ibv_pd *pd)
 {
@@ -108,8 +108,54 @@ static void ah_from_wc(struct ibv_context *ib, struct ibv_context *eth,
     if (ah != NULL) {
         check(ibv_destroy_ah(ah) == 0, "ibv_destroy_ah");
     }
-    check(ibv_init_ah_from_wc(eth, 1, &wc, &grh, &attr) == EOPNOTSUPP,
-          "ibv_init_ah_from_wc: EOPNOTSUPP on RoCE");
+
+    /* RoCE, an IPv6-form GRH: its GIDs, our RoCEv1 GID of that address */
+    memset(&grh, 0, sizeof(grh));
+    grh.version_tclass_flow = htobe32((6u << 28) | (0x08u << 20) | 0x777);
+    grh.sgid.raw[0]         = 0xfe;
+    grh.sgid.raw[1]         = 0x80;
+    grh.sgid.raw[15]        = 0x22;
+    check(ibv_query_gid(eth, 1, 0, &grh.dgid) == 0, "ibv_query_gid");
+    check((ibv_init_ah_from_wc(eth, 1, &wc, &grh, &attr) == 0) &&
+          attr.is_global && (attr.grh.sgid_index == 0) &&
+          (attr.grh.flow_label == 0x777) && (attr.grh.traffic_class == 0x08) &&
+          (memcmp(&attr.grh.dgid, &grh.sgid, sizeof(grh.sgid)) == 0),
+          "ibv_init_ah_from_wc on RoCE, IPv6 GRH: our RoCEv1 GID's index");
+
+    /* RoCEv2 over IPv4: the IPv4 header in the GRH's last 20 bytes */
+    {
+        union ibv_gid ours, theirs;
+        uint8_t *ip = (uint8_t *)&grh + 20;
+        uint32_t sum = 0;
+        int i;
+
+        check(ibv_query_gid(eth, 1, 3, &ours) == 0, "ibv_query_gid");
+        memset(&grh, 0, sizeof(grh));
+        ip[0] = 0x45;
+        ip[1] = 0x68;                   /* TOS: DSCP 26 */
+        ip[8] = 64;                     /* TTL */
+        ip[9] = 17;                     /* UDP */
+        ip[12] = 198; ip[13] = 18; ip[14] = 7; ip[15] = 9; /* source */
+        memcpy(ip + 16, &ours.raw[12], 4);                 /* destination */
+        for (i = 0; i < 20; i += 2) {
+            sum += ((uint32_t)ip[i] << 8) | ip[i + 1];
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        ip[10] = (uint8_t)(~sum >> 8);
+        ip[11] = (uint8_t)~sum;
+        theirs = ours;
+        memcpy(&theirs.raw[12], ip + 12, 4);
+        check((ibv_init_ah_from_wc(eth, 1, &wc, &grh, &attr) == 0) &&
+              attr.is_global && (attr.grh.sgid_index == 3) &&
+              (attr.grh.traffic_class == 0x68) &&
+              (memcmp(&attr.grh.dgid, &theirs, sizeof(theirs)) == 0),
+              "ibv_init_ah_from_wc on RoCE, IPv4 header: our RoCEv2 GID's index");
+        ip[11] ^= 1;
+        check(ibv_init_ah_from_wc(eth, 1, &wc, &grh, &attr) == EPROTONOSUPPORT,
+              "ibv_init_ah_from_wc on RoCE: a header neither IPv4 nor IPv6");
+    }
 }
 
 /* libmlx5: a umem with a page size bitmap; refusals of DR steering, the

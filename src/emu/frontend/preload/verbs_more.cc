@@ -194,10 +194,55 @@ PRELOAD_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
     return dropin->rereg_mr(mr, flags, pd, addr, length, access);
 }
 
-/* The address back to the sender of a received datagram, on InfiniBand:
+namespace {
+
+/* The index of @a gid of @a type on the port, or -1 */
+int find_gid_index(const uct_ib_glue_ops_t *glue, struct ibv_context *context,
+                   uint8_t port_num, int table_len, const union ibv_gid &gid,
+                   enum ibv_gid_type type)
+{
+    struct ibv_gid_entry entry;
+
+    for (int index = 0; index < table_len; ++index) {
+        if ((glue->query_gid_ex(context, port_num, index, &entry, 0) == 0) &&
+            (entry.gid_type == type) &&
+            (memcmp(&entry.gid, &gid, sizeof(entry.gid)) == 0)) {
+            return index;
+        }
+    }
+    return -1;
+}
+
+/* The IP version of a received GRH area on RoCE, as libibverbs judges it:
+ * 4 when the last 20 bytes are an IPv4 header whose checksum holds, 6 when
+ * the first word says IPv6, else 0 */
+int grh_ip_version(const struct ibv_grh *grh)
+{
+    const uint8_t *ip = reinterpret_cast<const uint8_t*>(grh) + 20;
+    uint32_t sum      = 0;
+
+    if (ip[0] == 0x45) {
+        for (int i = 0; i < 20; i += 2) {
+            sum += (uint32_t(ip[i]) << 8) | ip[i + 1];
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        if (sum == 0xffff) {
+            return 4;
+        }
+    }
+    return ((be32toh(grh->version_tclass_flow) >> 28) == 6) ? 6 : 0;
+}
+
+} // namespace
+
+/* The address back to the sender of a received datagram: on InfiniBand
  * its LID and SL, the path bits it was sent to, and with a GRH its GID, our
- * GID's index, its flow label and traffic class. On RoCE, EOPNOTSUPP: which
- * GID type rdma-core gives a GRH of IPv6 form is not modelled. */
+ * GID's index, its flow label and traffic class; on RoCE its GID from the
+ * packet's IP header (RoCEv2 over IPv4: the addresses of the IPv4 header,
+ * our RoCEv2 GID of the destination address; an IPv6-form GRH: its GIDs,
+ * our RoCEv1 GID, as libibverbs resolves one) */
 PRELOAD_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
                                        uint8_t port_num, struct ibv_wc *wc,
                                        struct ibv_grh *grh,
@@ -205,9 +250,11 @@ PRELOAD_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 {
     const uct_ib_glue_ops_t *glue = preload_glue_ops();
     struct ibv_port_attr port_attr;
-    struct ibv_gid_entry entry;
-    uint32_t flow;
-    int ret;
+    union ibv_gid sgid, dgid;
+    enum ibv_gid_type type;
+    uint32_t flow = 0;
+    uint8_t tclass;
+    int ret, index;
 
     if (glue == nullptr) {
         return ENOSYS;
@@ -216,33 +263,63 @@ PRELOAD_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
     if (ret != 0) {
         return ret;
     }
-    if (port_attr.link_layer != IBV_LINK_LAYER_INFINIBAND) {
-        return EOPNOTSUPP;
-    }
 
     memset(ah_attr, 0, sizeof(*ah_attr));
-    ah_attr->dlid          = wc->slid;
     ah_attr->sl            = wc->sl;
     ah_attr->src_path_bits = wc->dlid_path_bits;
     ah_attr->port_num      = port_num;
-    if (!(wc->wc_flags & IBV_WC_GRH)) {
-        return 0;
-    }
-
-    for (int index = 0; index < port_attr.gid_tbl_len; ++index) {
-        if ((glue->query_gid_ex(context, port_num, index, &entry, 0) == 0) &&
-            (memcmp(&entry.gid, &grh->dgid, sizeof(entry.gid)) == 0)) {
-            flow                         = be32toh(grh->version_tclass_flow);
-            ah_attr->is_global           = 1;
-            ah_attr->grh.dgid            = grh->sgid;
-            ah_attr->grh.sgid_index      = static_cast<uint8_t>(index);
-            ah_attr->grh.flow_label      = flow & 0xfffff;
-            ah_attr->grh.traffic_class   = (flow >> 20) & 0xff;
-            ah_attr->grh.hop_limit       = 0xff;
+    if (port_attr.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+        ah_attr->dlid = wc->slid;
+        if (!(wc->wc_flags & IBV_WC_GRH)) {
             return 0;
         }
+        sgid   = grh->dgid;
+        dgid   = grh->sgid;
+        type   = IBV_GID_TYPE_IB;
+        flow   = be32toh(grh->version_tclass_flow);
+        tclass = (flow >> 20) & 0xff;
+    } else {
+        if (!(wc->wc_flags & IBV_WC_GRH)) {
+            return EINVAL; /* every RoCE datagram has its IP header */
+        }
+        switch (grh_ip_version(grh)) {
+        case 4: {
+            const uint8_t *ip = reinterpret_cast<const uint8_t*>(grh) + 20;
+
+            memset(&sgid, 0, sizeof(sgid));
+            sgid.raw[10] = sgid.raw[11] = 0xff;
+            dgid = sgid;
+            memcpy(&sgid.raw[12], ip + 16, 4); /* our address */
+            memcpy(&dgid.raw[12], ip + 12, 4); /* the sender's */
+            type   = IBV_GID_TYPE_ROCE_V2;
+            tclass = ip[1];
+            break;
+        }
+        case 6:
+            sgid   = grh->dgid;
+            dgid   = grh->sgid;
+            type   = IBV_GID_TYPE_ROCE_V1;
+            flow   = be32toh(grh->version_tclass_flow);
+            tclass = (flow >> 20) & 0xff;
+            break;
+        default:
+            return EPROTONOSUPPORT;
+        }
+        ah_attr->sl = 0; /* the CQE's sl is the packet type here */
     }
-    return EINVAL; /* the datagram was not sent to a GID of this port */
+
+    index = find_gid_index(glue, context, port_num, port_attr.gid_tbl_len,
+                           sgid, type);
+    if (index < 0) {
+        return EINVAL; /* the datagram was not sent to a GID of this port */
+    }
+    ah_attr->is_global         = 1;
+    ah_attr->grh.dgid          = dgid;
+    ah_attr->grh.sgid_index    = static_cast<uint8_t>(index);
+    ah_attr->grh.flow_label    = flow & 0xfffff;
+    ah_attr->grh.traffic_class = tclass;
+    ah_attr->grh.hop_limit     = 0xff;
+    return 0;
 }
 
 PRELOAD_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
