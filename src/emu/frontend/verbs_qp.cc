@@ -17,6 +17,7 @@
 #include <emu/model/model.h>
 
 #include <endian.h>
+#include <iterator>
 
 
 namespace uct_ib_emu {
@@ -170,45 +171,34 @@ bool find_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
         return true;
     }
 
-    if (type == IBV_QPT_UD) {
-        for (const transition &t : ud_transitions) {
-            if ((t.cur == cur) && (t.next == next)) {
-                *required = t.required;
-                *optional = t.optional;
-                return true;
-            }
-        }
-        return false;
+    /* the state table of the QP's type */
+    const transition *table = rc_transitions;
+    size_t           count  = std::size(rc_transitions);
+    switch (type) {
+    case IBV_QPT_UD:
+        table = ud_transitions;
+        count = std::size(ud_transitions);
+        break;
+    case IBV_QPT_UC:
+        table = uc_transitions;
+        count = std::size(uc_transitions);
+        break;
+    case IBV_QPT_XRC_SEND:
+        table = xrc_ini_transitions;
+        count = std::size(xrc_ini_transitions);
+        break;
+    case IBV_QPT_XRC_RECV:
+        table = xrc_tgt_transitions;
+        count = std::size(xrc_tgt_transitions);
+        break;
+    default:
+        break;
     }
 
-    if ((type == IBV_QPT_XRC_SEND) || (type == IBV_QPT_XRC_RECV)) {
-        const auto &table = (type == IBV_QPT_XRC_SEND) ? xrc_ini_transitions :
-                                                         xrc_tgt_transitions;
-        for (const transition &t : table) {
-            if ((t.cur == cur) && (t.next == next)) {
-                *required = t.required;
-                *optional = t.optional;
-                return true;
-            }
-        }
-        return false;
-    }
-
-    if (type == IBV_QPT_UC) {
-        for (const transition &t : uc_transitions) {
-            if ((t.cur == cur) && (t.next == next)) {
-                *required = t.required;
-                *optional = t.optional;
-                return true;
-            }
-        }
-        return false;
-    }
-
-    for (const transition &t : rc_transitions) {
-        if ((t.cur == cur) && (t.next == next)) {
-            *required = t.required;
-            *optional = t.optional;
+    for (size_t i = 0; i < count; ++i) {
+        if ((table[i].cur == cur) && (table[i].next == next)) {
+            *required = table[i].required;
+            *optional = table[i].optional;
             return true;
         }
     }
