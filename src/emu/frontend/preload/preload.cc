@@ -441,16 +441,22 @@ PRELOAD_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
     FWD_PTR(reg_mr, pd, addr, length, access & ~IBV_ACCESS_OPTIONAL_RANGE);
 }
 
+struct ibv_mr *preload_reg_mr_iova(struct ibv_pd *pd, void *addr,
+                                   size_t length, uint64_t iova, int access)
+{
+    if (iova != reinterpret_cast<uintptr_t>(addr)) {
+        errno = EOPNOTSUPP;
+        return nullptr;
+    }
+    FWD_PTR(reg_mr, pd, addr, length, access & ~IBV_ACCESS_OPTIONAL_RANGE);
+}
+
 PRELOAD_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
                                                size_t length, uint64_t iova,
                                                unsigned int access)
 {
-    if (iova != reinterpret_cast<uintptr_t>(addr)) {
-        /* the model's memory keys address by virtual address only */
-        errno = EOPNOTSUPP;
-        return nullptr;
-    }
-    return ibv_reg_mr(pd, addr, length, static_cast<int>(access));
+    return preload_reg_mr_iova(pd, addr, length, iova,
+                               static_cast<int>(access));
 }
 
 PRELOAD_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)

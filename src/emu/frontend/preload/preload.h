@@ -19,6 +19,13 @@ const uct_ib_glue_ops_t *preload_glue_ops();
  * it (the dynamic loader's own file calls during the load) */
 const uct_ib_emu_dropin_ops_t *preload_dropin_ops();
 
+/* A registration of [addr, addr + length) addressed as iova, for
+ * ibv_reg_mr_iova and ibv_reg_mr_iova2: the model's keys address by virtual
+ * address only, so another iova is EOPNOTSUPP; the optional access flags
+ * are hints a device may ignore (ibv_reg_mr(3)) */
+struct ibv_mr *preload_reg_mr_iova(struct ibv_pd *pd, void *addr,
+                                   size_t length, uint64_t iova, int access);
+
 /* The model's uct_ib_emu_dropin_sigaction once the model is loaded; NULL
  * before (this never loads it) */
 uct_ib_emu_dropin_sigaction_func_t preload_model_sigaction();

@@ -104,21 +104,11 @@ PRELOAD_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp * /* qp */,
     return 0;
 }
 
-/* The model's memory keys address by virtual address only */
 PRELOAD_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
                                               size_t length, uint64_t iova,
                                               int access)
 {
-    const uct_ib_glue_ops_t *glue = preload_glue_ops();
-
-    if (glue == nullptr) {
-        return nullptr;
-    }
-    if (iova != reinterpret_cast<uintptr_t>(addr)) {
-        errno = EOPNOTSUPP;
-        return nullptr;
-    }
-    return glue->reg_mr(pd, addr, length, access);
+    return preload_reg_mr_iova(pd, addr, length, iova, access);
 }
 
 /* The index of @a pkey in the port's P_Key table (the full member bit
