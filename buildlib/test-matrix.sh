@@ -14,7 +14,8 @@
 #             (contrib/tsan.supp, each entry with its proof)
 # plus the source checks and, on a release build installed in a prefix of its
 # own: install, cmake, dropin (contrib/dropin-check.sh: unmodified
-# ibverbs-utils and UCX 1.13.1 on the preload library), upstream
+# ibverbs-utils and UCX 1.13.1 on the preload library, Debian's build and
+# one without assertions built from Debian's source), upstream
 # (contrib/upstream-check.sh: UCX 1.13.1 built stock and with our change,
 # UCX's gtest on both), compare (contrib/compare-ucx.sh, a benchmark that
 # must run and print its table) and coexist. Ends
@@ -428,10 +429,26 @@ if build install-build --prefix="$build_root/install-build/prefix"; then
     else
         check_fail cmake "$build_root/cmake.log" "CMake project against the installed tree"
     fi
+    # UCX 1.13.1 without assertions and parameter checks, from Debian's
+    # source package (upstream/build.sh, UPSTREAM_ONLY=release; cached by
+    # the tarball's and steps.sh's hashes): the dropin leg runs it
+    release_log=$build_root/release.log
+    t0=$(date +%s)
+    log "release: UCX 1.13.1 without assertions (upstream/build.sh, UPSTREAM_ONLY=release)"
+    if UPSTREAM_ONLY=release UPSTREAM_EMU_PREFIX=$prefix \
+            timeout --kill-after=60 5400 setsid "$top/upstream/build.sh" \
+            "$build_root/release" </dev/null >"$release_log" 2>&1; then
+        release_libdir=$(cat "$build_root/release/release-libdir.txt")
+    else
+        release_libdir=
+        check_fail release "$release_log" "UCX 1.13.1 without assertions did not build"
+    fi
+    log "release: $(elapsed $t0) s"
     # unmodified ibverbs-utils and Debian's UCX 1.13.1 on the installed
     # preload library, the stale-MAC scenario beside this library
     dropin_log=$build_root/dropin.log
-    "$top/contrib/dropin-check.sh" "$prefix/lib" >"$dropin_log" 2>&1
+    DROPIN_UCX_RELEASE=$release_libdir "$top/contrib/dropin-check.sh" "$prefix/lib" \
+        >"$dropin_log" 2>&1
     case $? in
     0)  pass_leg dropin "ibverbs-utils and UCX 1.13.1 on the preload library: $(grep -c '^dropin: ok:' "$dropin_log") checks, $(grep -c '^dropin: SKIPPED:' "$dropin_log") skipped" ;;
     77) total_skipped=$((total_skipped + 1))

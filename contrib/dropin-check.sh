@@ -400,7 +400,7 @@ fi
 
 # --- ucx_info: UCX 1.13.1 on the emulated devices
 ucx_info_check() {
-    local log=$work/ucx_info.log dev tl
+    local log=${1:-$work/ucx_info.log} dev tl
 
     for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3; do
         grep -q "$dev: opened DEVX md" "$log" ||
@@ -429,22 +429,25 @@ fi
 
 # --- perftest TL DEV TEST [ARGS...]: UCX 1.13.1's ucx_perftest server and
 # client, both finishing with a "Final:" line of all iterations
+# (ucx_perftest is the program, with its environment: the no-assertion
+# build's below)
+ucx_perftest=(ucx_perftest) perf_label=perftest
 perftest() {
     local tl=$1 dev=$2 test=$3
     shift 3
     local what="ucx_perftest -x $tl -d $dev -t $test $* -n $perf_iters"
-    local name=$tl-$dev-$test
+    local name=$perf_label-$tl-$dev-$test
     local slog=$work/perf-$name-server.log clog=$work/perf-$name-client.log
 
-    pair "$slog" "$clog" ucx_perftest -d "$dev" -x "$tl" -t "$test" "$@" \
+    pair "$slog" "$clog" "${ucx_perftest[@]}" -d "$dev" -x "$tl" -t "$test" "$@" \
         -n "$perf_iters"
 
     if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
        grep -qE "^Final: +$perf_iters " "$clog" &&
        ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
-        ok "perftest: $what: $(grep -h '^Final:' "$clog" | tr -s ' ')"
+        ok "$perf_label: $what: $(grep -h '^Final:' "$clog" | tr -s ' ')"
     else
-        fail_pair "perftest: $what" "$slog" "$clog"
+        fail_pair "$perf_label: $what" "$slog" "$clog"
     fi
 }
 if ! command -v ucx_perftest >/dev/null; then
@@ -540,18 +543,20 @@ fi
 # with ud_mlx5 for the wireup), on RoCE only, so not over shared memory:
 # the client's endpoint configuration must name rc_mlx5 on mlx5_0:1
 ucp_check() {
-    local slog=$work/ucp-server.log clog=$work/ucp-client.log
+    local slog=$work/$perf_label-ucp-server.log clog=$work/$perf_label-ucp-client.log
+    local label=ucp
+    [ "$perf_label" = perftest ] || label="$perf_label: ucp"
 
     UCX_TLS=rc_x UCX_NET_DEVICES=mlx5_0:1 UCX_LOG_LEVEL=info \
         UCX_WARN_UNUSED_ENV_VARS=n \
-        pair "$slog" "$clog" ucx_perftest -t tag_lat -n "$perf_iters"
+        pair "$slog" "$clog" "${ucx_perftest[@]}" -t tag_lat -n "$perf_iters"
     if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
        grep -qE "^Final: +$perf_iters " "$clog" &&
        grep -q "ep_cfg\[0\]: tag(rc_mlx5/mlx5_0:1)" "$clog" &&
        ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
-        ok "ucp: ucx_perftest -t tag_lat over rc_mlx5/mlx5_0:1 (UCX_TLS=rc_x): $(grep -h '^Final:' "$clog" | tr -s ' ')"
+        ok "$label: ucx_perftest -t tag_lat over rc_mlx5/mlx5_0:1 (UCX_TLS=rc_x): $(grep -h '^Final:' "$clog" | tr -s ' ')"
     else
-        fail_pair "ucp: ucx_perftest -t tag_lat, UCX_TLS=rc_x" "$slog" "$clog"
+        fail_pair "$label: ucx_perftest -t tag_lat, UCX_TLS=rc_x" "$slog" "$clog"
     fi
 }
 # --- ucp atomics: UCP's atomic add and fetch-add with UCX_ATOMIC_MODE=device
@@ -619,6 +624,43 @@ elif "$libdir/../bin/ucx_emu" -f "$fabric-mac" create -n 4 >/dev/null; then
     "$libdir/../bin/ucx_emu" -f "$fabric-mac" destroy >/dev/null
 else
     fail "stale MAC: ucx_emu create -n 4"
+fi
+
+# --- release: UCX 1.13.1 as a cluster builds it for speed, without
+# assertions and parameter checks (upstream/build.sh with
+# UPSTREAM_ONLY=release; DROPIN_UCX_RELEASE is its libdir): such a build
+# asks for CQs that ignore overruns, and its ucx_info, rc_mlx5 (RoCEv2 and
+# InfiniBand) and UCP run on the emulated NIC as Debian's do
+release=${DROPIN_UCX_RELEASE:-}
+if [ -z "$release" ]; then
+    skip "release: no UCX 1.13.1 built without assertions given (DROPIN_UCX_RELEASE)"
+elif [ ! -x "$release/../bin/ucx_perftest" ]; then
+    fail "release: no $release/../bin/ucx_perftest"
+else
+    # its modules are found in ucx/ next to the libucs it loads
+    rel_env=(env LD_LIBRARY_PATH="$release" UCX_WARN_UNUSED_ENV_VARS=n)
+    if ! "${rel_env[@]}" "$release/../bin/ucx_info" -b >"$work/release-b.log" 2>&1 ||
+       grep -qE '^#define (ENABLE_ASSERT|ENABLE_PARAMS_CHECK) +1' "$work/release-b.log" ||
+       ! grep -qE '^#define ENABLE_PARAMS_CHECK +0' "$work/release-b.log"; then
+        fail "release: ucx_info -b of $release does not say a build without assertions and parameter checks"
+        grep -E 'ENABLE_|VERSION' "$work/release-b.log" | show /dev/stdin
+    elif UCX_LOG_LEVEL=debug run release-ucx_info "${rel_env[@]}" "$release/../bin/ucx_info" -d &&
+         ucx_info_check "$work/release-ucx_info.log" >"$work/release-ucx_info-check.log" 2>&1 &&
+         ! grep -qE "ERROR|Assertion" "$work/release-ucx_info.log"; then
+        ok "release: UCX 1.13.1 without assertions and parameter checks (ucx_info -b): ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5 and ud_verbs on 4 ports"
+    else
+        fail "release: ucx_info -d of the build without assertions"
+        cat "$work/release-ucx_info-check.log"
+        grep -E "Transport:|Device:|ERROR|Assertion|overrun" "$work/release-ucx_info.log" | show /dev/stdin
+    fi
+    ucx_perftest=("${rel_env[@]}" "$release/../bin/ucx_perftest") perf_label=release
+    perftest rc_mlx5 mlx5_0:1 am_lat -s 8
+    perftest rc_mlx5 mlx5_0:1 put_bw -s 8
+    perftest rc_mlx5 mlx5_0:1 am_bw -s 8
+    perftest rc_mlx5 mlx5_2:1 am_lat -s 8
+    perftest rc_mlx5 mlx5_0:1 get -s 64 -D bcopy
+    ucp_check
+    ucx_perftest=(ucx_perftest) perf_label=perftest
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -46,6 +46,10 @@
 #   UPSTREAM_SUITES      which suites to run (default: all of them, see
 #                        gtest-run.sh)
 #   UPSTREAM_SKIP_GTEST  1: build and write the patch, run no test
+#   UPSTREAM_ONLY        "release": build only UCX 1.13.1 without assertions
+#                        and parameter checks (the pristine tree, no gtest),
+#                        as a cluster builds it for speed; its libdir in
+#                        OUTDIR/release-libdir.txt
 # Exit status: 0 if everything built, the patch applies, the stock and
 # patched pass sets are identical (but for our new tests) and the new tests
 # fail on stock and pass patched; 1 otherwise.
@@ -141,6 +145,35 @@ if [ "$want" != "$have" ]; then
 fi
 echo "orig tarball SHA-256 $have (matches $(basename "$dsc"))" >"$out/source.txt"
 log "source verified: SHA-256 $have"
+
+# ---------------------------------------------------------------- release
+# UPSTREAM_ONLY=release: only the no-assertion build of the pristine tree
+# (--disable-assertions --disable-params-check, no gtest), in a cache
+# directory of its own keyed by the tarball and steps.sh (our change is not
+# in it); its libdir into OUTDIR/release-libdir.txt
+if [ "${UPSTREAM_ONLY:-}" = release ]; then
+    need ccache
+    work=$cache/release-${have:0:16}-$(sha256sum "$here/steps.sh" | cut -c1-16)
+    export work CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
+    export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-3G}
+    log "release build $work"
+    ls -dt "$cache"/release-* 2>/dev/null | grep -vxF "$work" |
+        tail -n +$(( ${UPSTREAM_KEEP_KEYS:-1} + 1 )) | xargs -r rm -rf
+    if [ ! -f "$work/.done-release" ]; then
+        step release-autogen 900 prepare_release &&
+            step release-configure 900 configure_release &&
+            step release-build 5400 build_lib "$work/build" &&
+            step release-install 900 install_tree "$work/build" "$work/root" ||
+            exit 1
+        touch "$work/.done-release"
+    fi
+    step release-install-check 300 check_install release "$work/root" "$emu_prefix" "$out/installs" ||
+        exit 1
+    cat "$out/logs/release-install-check.log"
+    echo "$work/root/opt/ucx-$version/lib" >"$out/release-libdir.txt"
+    cat "$times"
+    exit 0
+fi
 
 # ---------------------------------------------------------------- the key
 # what the builds depend on: the tarball, our change and tests (ucx/), the

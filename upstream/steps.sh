@@ -85,6 +85,36 @@ prepare_src() {
     (cd "$s" && ./autogen.sh) || { echo "autogen.sh failed"; return 1; }
 }
 
+# The no-assertion build (UPSTREAM_ONLY=release): the pristine tree as
+# Debian's, but with --disable-assertions --disable-params-check and no gtest,
+# what a cluster that builds UCX for speed runs; in $work of its own
+prepare_release() {
+    local s=$work/src
+    rm -rf "$work/src" "$work/build" "$work/root" && mkdir -p "$work" || return 1
+    tar -C "$work" -xf "$tarball" && mv "$work/ucx-$version" "$s" ||
+        { echo "cannot unpack $tarball"; return 1; }
+    mkdir -p "$s/debian" && cp -a "$s"/debian.upstream/. "$s/debian/" || return 1
+    (cd "$s" && ./autogen.sh) || { echo "autogen.sh failed"; return 1; }
+}
+
+configure_release() {
+    local args=() a
+    for a in "${configure_args[@]}"; do
+        [ "$a" = --enable-gtest ] || args+=("$a")
+    done
+    mkdir -p "$work/build" && cd "$work/build" &&
+        ../src/configure "${args[@]}" --disable-assertions --disable-params-check ||
+        { echo "configure failed (see $work/build/config.log)"; return 1; }
+    grep -q '^#define HAVE_DEVX 1' config.h && grep -q '^#define HAVE_MLX5_DV 1' config.h ||
+        { echo "configure found no DevX or no mlx5dv"; return 1; }
+    ! grep -q '^#define ENABLE_ASSERT 1' config.h && grep -q '^#define ENABLE_PARAMS_CHECK 0' config.h ||
+        { echo "configure left assertions or parameter checks on"; return 1; }
+}
+
+build_lib() { # DIR
+    make -C "$1" -j"$jobs" || { echo "make in $1 failed"; return 1; }
+}
+
 configure_stock() {
     mkdir -p "$work/stock/build" &&
         cd "$work/stock/build" && ../src/configure "${configure_args[@]}" ||
@@ -150,7 +180,8 @@ check_install() {
 }
 
 case ${1:-} in
-fetch|unpack|make_patch|prepare_src|configure_stock|build_tree|install_tree|prepare_patched|check_install)
+fetch|unpack|make_patch|prepare_src|configure_stock|build_tree|install_tree|prepare_patched|check_install|\
+prepare_release|configure_release|build_lib)
     "$@" ;;
 *)
     echo "steps.sh: unknown step '${1:-}'" >&2
