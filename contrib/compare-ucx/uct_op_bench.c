@@ -1,6 +1,6 @@
 /*
- * uct_op_bench: the work of ucx_perftest's am_lat, put_bw and am_bw (8-byte
- * short messages) through the public UCT API, with callgrind collecting
+ * uct_op_bench: the work of ucx_perftest's am_lat, put_bw, am_bw, get_bw and
+ * add_lat (8 bytes) through the public UCT API, with callgrind collecting
  * only the library calls that do work (contrib/compare-ucx.sh).
  *
  * Two sides in one process, as perftest's client and server: a on one port
@@ -13,6 +13,12 @@
  *   am_bw   a stream of am_short from a to b, and b's progress calls that
  *           deliver them; every FC_HALF_WINDOW messages b sends a an ack,
  *           as perftest's flow control does
+ *   get_bw  a stream of 8-byte get_bcopy from b's memory into a's; every
+ *           FC_HALF_WINDOW gets (and at the end) a progresses until all
+ *           of them completed: the calls that deliver the data
+ *   add_lat a adds 1 to a counter in b's memory (atomic64_post), b waits
+ *           for it to change (reading its memory, no library call) and adds
+ *           1 to a's, as perftest's ping-pong: per round trip two posts
  * A side whose post is refused for lack of resources progresses its worker
  * and tries again, as perftest does; such posts are reported as "busy".
  *
@@ -29,10 +35,10 @@
  * It builds unchanged against UCX (cc uct_op_bench.c -luct -lucs) and
  * against this tree's installation (add -I<prefix>/include -L<prefix>/lib).
  *
- *   uct_op_bench -t am_lat|put_bw|am_bw [-d dev:port] [-D dev:port]
+ *   uct_op_bench -t am_lat|put_bw|am_bw|get_bw|add_lat [-d dev:port] [-D dev:port]
  *                [-x tl] [-n ops] [-w warmup ops] [-u nap usec]
  *
- * ops are messages; for am_lat half a round trip (per iteration each side
+ * ops are messages; for am_lat and add_lat half a round trip (per iteration each side
  * of perftest posts one message and receives one), so -n is even. Prints
  * "done TEST ops N progress P empty E busy B nap U" (U the nap at the
  * end) and exits 0, or says
@@ -44,6 +50,7 @@
 
 #include <valgrind/callgrind.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +66,16 @@
 #define NAP_PER_POST   20     /* usec: the device works through a backlog */
 #define TARGET_SIZE    4096
 
-typedef enum { AM_LAT, PUT_BW, AM_BW } test_t;
+typedef enum { AM_LAT, PUT_BW, AM_BW, GET_BW, ADD_LAT } test_t;
+
+/* A side's memory that the other side writes, reads or adds to */
+typedef struct {
+    uint64_t          *buf;
+    uct_mem_h         memh;
+    void              *rkey_buffer;
+    uct_rkey_bundle_t rkey;         /* unpacked by the other side */
+    int               rkey_valid;
+} target_t;
 
 typedef struct {
     const char             *dev;
@@ -67,16 +83,15 @@ typedef struct {
     uct_ep_addr_t          *ep_addr;
     uct_ep_h               ep;
     volatile unsigned long received;
+    target_t               target;
+    uct_completion_t       comp;      /* of get_bw's gets */
+    unsigned long          completed; /* gets completed */
+    uint64_t               got;       /* where get_bw's data lands */
 } side_t;
 
 typedef struct {
     uct_component_h   component;
     side_t            a, b;
-    uint64_t          *target;      /* b's memory that put_bw writes to */
-    uct_mem_h         memh;
-    void              *rkey_buffer;
-    uct_rkey_bundle_t rkey;
-    int               rkey_valid;
     unsigned long     nap_base, nap_usec;
     unsigned          found_streak; /* progress calls that found work */
     unsigned long     posted;       /* since the last nap */
@@ -120,6 +135,24 @@ static ucs_status_t am_received(void *arg, void *data, size_t length,
     return UCS_OK;
 }
 
+static void get_done(uct_completion_t *comp)
+{
+    side_t *side = (side_t*)((char*)comp - offsetof(side_t, comp));
+
+    ++side->completed;
+    comp->count = 1;
+}
+
+/* 8 bytes are copied inline, so that no libc call of ours is counted */
+static void get_unpack(void *arg, const void *data, size_t length)
+{
+    if (length == sizeof(uint64_t)) {
+        memcpy(arg, data, sizeof(uint64_t));
+    } else {
+        memcpy(arg, data, length);
+    }
+}
+
 /* One collected progress call of @a side, after giving the device time */
 static void progress_once(bench_t *b, side_t *side)
 {
@@ -161,8 +194,51 @@ static int progress_until_received(bench_t *b, side_t *side,
     return 0;
 }
 
+static int progress_until_completed(bench_t *b, side_t *side,
+                                    unsigned long target)
+{
+    double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
+
+    while (side->completed < target) {
+        if (bench_now_sec() > deadline) {
+            fprintf(stderr, "uct_op_bench: %s completed %lu of %lu gets in "
+                    "%d seconds\n", side->dev, side->completed, target,
+                    WAIT_LIMIT_SEC);
+            return -1;
+        }
+        progress_once(b, side);
+    }
+    return 0;
+}
+
+/* add_lat: until @a side's counter reaches @a value, napping only: the
+ * device writes it, no library call is needed */
+static int wait_for_counter(bench_t *b, side_t *side, uint64_t value)
+{
+    volatile uint64_t *counter = side->target.buf;
+    double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
+
+    while (*counter < value) {
+        if (bench_now_sec() > deadline) {
+            fprintf(stderr, "uct_op_bench: %s counter at %lu of %lu in %d "
+                    "seconds\n", side->dev, (unsigned long)*counter,
+                    (unsigned long)value, WAIT_LIMIT_SEC);
+            return -1;
+        }
+        nap(b);
+    }
+    return 0;
+}
+
+/* The side a post of @a side reaches */
+static side_t *peer_of(bench_t *b, side_t *side)
+{
+    return (side == &b->a) ? &b->b : &b->a;
+}
+
 static int post(bench_t *b, test_t test, side_t *side, uint64_t sn)
 {
+    target_t *remote = &peer_of(b, side)->target;
     double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
     ucs_status_t status;
 
@@ -170,13 +246,24 @@ static int post(bench_t *b, test_t test, side_t *side, uint64_t sn)
         collect_toggle(b);
         if (test == PUT_BW) {
             status = uct_ep_put_short(side->ep, &sn, sizeof(sn),
-                                      (uintptr_t)b->target, b->rkey.rkey);
+                                      (uintptr_t)remote->buf,
+                                      remote->rkey.rkey);
+        } else if (test == GET_BW) {
+            status = uct_ep_get_bcopy(side->ep, get_unpack, &side->got,
+                                      sizeof(side->got),
+                                      (uintptr_t)remote->buf,
+                                      remote->rkey.rkey, &side->comp);
+        } else if (test == ADD_LAT) {
+            status = uct_ep_atomic64_post(side->ep, UCT_ATOMIC_OP_ADD, 1,
+                                          (uintptr_t)remote->buf,
+                                          remote->rkey.rkey);
         } else {
             /* the 8 bytes are the header, as perftest sends them */
             status = uct_ep_am_short(side->ep, AM_ID, sn, NULL, 0);
         }
         collect_toggle(b);
-        if (status == UCS_OK) {
+        if ((status == UCS_OK) || ((test == GET_BW) &&
+                                   (status == UCS_INPROGRESS))) {
             ++b->posted;
             return 0;
         } else if (status != UCS_ERR_NO_RESOURCE) {
@@ -217,6 +304,9 @@ static int flush(bench_t *b, side_t *side)
 static int run_ops(bench_t *b, test_t test, unsigned long ops)
 {
     unsigned long to_a = b->a.received, to_b = b->b.received, i;
+    unsigned long gets = b->a.completed;
+    uint64_t add_a = (b->a.target.buf != NULL) ? *b->a.target.buf : 0;
+    uint64_t add_b = (b->b.target.buf != NULL) ? *b->b.target.buf : 0;
     int ret = 0;
 
     for (i = 0; (ret == 0) && (i < ops); ++i) {
@@ -242,9 +332,26 @@ static int run_ops(bench_t *b, test_t test, unsigned long ops)
                       progress_until_received(b, &b->a, ++to_a);
             }
             break;
+        case GET_BW:
+            ret = post(b, test, &b->a, i);
+            ++gets;
+            if ((ret == 0) && (((i + 1) % FC_HALF_WINDOW) == 0)) {
+                ret = progress_until_completed(b, &b->a, gets);
+            }
+            break;
+        case ADD_LAT:
+            if (i & 1) {
+                ret = post(b, test, &b->b, i) ||
+                      wait_for_counter(b, &b->a, ++add_a);
+            } else {
+                ret = post(b, test, &b->a, i) ||
+                      wait_for_counter(b, &b->b, ++add_b);
+            }
+            break;
         }
     }
     return ret || progress_until_received(b, &b->b, to_b) ||
+           progress_until_completed(b, &b->a, gets) ||
            flush(b, &b->a) || flush(b, &b->b);
 }
 
@@ -289,38 +396,54 @@ static int connect_sides(bench_t *b)
     return (status == UCS_OK) ? 0 : fail("connecting the endpoints", status);
 }
 
-static int register_target(bench_t *b)
+/* @a side's memory, registered, and its key unpacked for @a peer */
+static int register_target(bench_t *b, side_t *side)
 {
+    target_t *t = &side->target;
     uct_md_attr_t md_attr;
     ucs_status_t status;
 
-    b->target = calloc(1, TARGET_SIZE);
-    if (b->target == NULL) {
-        return fail("put target", UCS_ERR_NO_MEMORY);
+    t->buf = calloc(1, TARGET_SIZE);
+    if (t->buf == NULL) {
+        return fail("target memory", UCS_ERR_NO_MEMORY);
     }
-    status = uct_md_query(b->b.i.md, &md_attr);
+    status = uct_md_query(side->i.md, &md_attr);
     if (status != UCS_OK) {
         return fail("querying the memory domain", status);
     }
-    status = uct_md_mem_reg(b->b.i.md, b->target, TARGET_SIZE,
-                            UCT_MD_MEM_ACCESS_ALL, &b->memh);
+    status = uct_md_mem_reg(side->i.md, t->buf, TARGET_SIZE,
+                            UCT_MD_MEM_ACCESS_ALL, &t->memh);
     if (status != UCS_OK) {
-        b->memh = NULL;
-        return fail("registering the put target", status);
+        t->memh = NULL;
+        return fail("registering the target memory", status);
     }
-    b->rkey_buffer = malloc(md_attr.rkey_packed_size);
-    if (b->rkey_buffer == NULL) {
+    t->rkey_buffer = malloc(md_attr.rkey_packed_size);
+    if (t->rkey_buffer == NULL) {
         return fail("remote key", UCS_ERR_NO_MEMORY);
     }
-    status = uct_md_mkey_pack(b->b.i.md, b->memh, b->rkey_buffer);
+    status = uct_md_mkey_pack(side->i.md, t->memh, t->rkey_buffer);
     if (status == UCS_OK) {
-        status = uct_rkey_unpack(b->component, b->rkey_buffer, &b->rkey);
+        status = uct_rkey_unpack(b->component, t->rkey_buffer, &t->rkey);
     }
     if (status != UCS_OK) {
         return fail("remote key", status);
     }
-    b->rkey_valid = 1;
+    t->rkey_valid = 1;
     return 0;
+}
+
+static void release_target(bench_t *b, side_t *side)
+{
+    target_t *t = &side->target;
+
+    if (t->rkey_valid) {
+        uct_rkey_release(b->component, &t->rkey);
+    }
+    free(t->rkey_buffer);
+    if (t->memh != NULL) {
+        uct_md_mem_dereg(side->i.md, t->memh);
+    }
+    free(t->buf);
 }
 
 static void close_side(side_t *side)
@@ -334,14 +457,8 @@ static void close_side(side_t *side)
 
 static void cleanup(bench_t *b)
 {
-    if (b->rkey_valid) {
-        uct_rkey_release(b->component, &b->rkey);
-    }
-    free(b->rkey_buffer);
-    if (b->memh != NULL) {
-        uct_md_mem_dereg(b->b.i.md, b->memh);
-    }
-    free(b->target);
+    release_target(b, &b->a);
+    release_target(b, &b->b);
     close_side(&b->a);
     close_side(&b->b);
 }
@@ -352,13 +469,18 @@ static int setup(bench_t *b, test_t test, const char *tl)
     if (b->component == NULL) {
         return fail("no \"ib\" component", UCS_ERR_NO_DEVICE);
     }
+    b->a.comp.func  = get_done;
+    b->a.comp.count = 1;
     return open_side(b, &b->a, tl) || open_side(b, &b->b, tl) ||
-           connect_sides(b) || ((test == PUT_BW) && register_target(b));
+           connect_sides(b) ||
+           ((test != AM_LAT) && (test != AM_BW) &&
+            (register_target(b, &b->a) || register_target(b, &b->b)));
 }
 
 int main(int argc, char **argv)
 {
-    static const char *names[] = { "am_lat", "put_bw", "am_bw" };
+    static const char *names[] = { "am_lat", "put_bw", "am_bw", "get_bw",
+                                   "add_lat" };
     const char *tl = "rc_mlx5";
     unsigned long ops = 1000, warmup = 256;
     int c, ret, help = 0, test = -1;
@@ -373,7 +495,7 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "t:d:D:x:n:w:u:h")) != -1) {
         switch (c) {
         case 't':
-            for (test = 2; (test >= 0) && strcmp(optarg, names[test]); --test)
+            for (test = 4; (test >= 0) && strcmp(optarg, names[test]); --test)
                 ;
             break;
         case 'd': b.a.dev    = optarg; break;
@@ -389,7 +511,8 @@ int main(int argc, char **argv)
         }
     }
     if ((test < 0) || (ops % 2) || (warmup % 2) || (b.nap_usec == 0)) {
-        printf("usage: uct_op_bench -t am_lat|put_bw|am_bw [-d dev:port] "
+        printf("usage: uct_op_bench -t am_lat|put_bw|am_bw|get_bw|add_lat "
+               "[-d dev:port] "
                "[-D dev:port] [-x tl] [-n ops] [-w warmup ops] "
                "[-u nap usec]  (ops even, nap > 0)\n");
         return help ? 0 : 2;

@@ -366,6 +366,7 @@ ucs_status_t uct_base_iface_init(uct_base_iface_t *iface,
     iface->config.failure_level = static_cast<ucs_log_level_t>(config->failure);
     iface->progress_flags    = 0;
     iface->progress_id       = UCS_CALLBACKQ_ID_NULL;
+    iface->progress_cb       = base_iface_progress_cb;
     for (unsigned id = 0; id < UCT_AM_ID_MAX; ++id) {
         set_am_stub(iface, id);
     }
@@ -446,7 +447,7 @@ void uct_base_iface_progress_enable(uct_iface_h tl_iface, unsigned flags)
     }
 
     if (iface->progress_flags == 0) {
-        uct_worker_progress_register_safe(iface->worker, base_iface_progress_cb,
+        uct_worker_progress_register_safe(iface->worker, iface->progress_cb,
                                           iface, UCS_CALLBACKQ_FLAG_FAST,
                                           &iface->progress_id);
     }

@@ -284,6 +284,10 @@ typedef struct uct_base_iface : uct_iface {
 
     unsigned            progress_flags;    /**< UCT_PROGRESS_SEND/RECV enabled */
     uct_worker_cb_id_t  progress_id;       /**< worker callback, or ID_NULL */
+    ucs_callback_t      progress_cb;       /**< what the worker calls, with the
+                                                interface: one that calls
+                                                ops->iface_progress, unless
+                                                the transport sets its own */
     uct_am_handler_t    am[UCT_AM_ID_MAX]; /**< by id; a stub that warns */
 } uct_base_iface_t;
 

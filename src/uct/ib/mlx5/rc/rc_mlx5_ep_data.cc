@@ -1,5 +1,6 @@
 /*
- * rc_mlx5's fast paths (rc_mlx5_iface.h): am_short, am_bcopy and put_short
+ * rc_mlx5's fast paths (rc_mlx5_iface.h): am_short, am_bcopy, put_short and
+ * get_bcopy
  * written in place into the send ring (rc_mlx5_txq.h). What does not fit
  * before the ring's end, and an endpoint that failed, is not connected or
  * got invalid arguments, goes to the neutral operation (rc/base/rc_ep.h),
@@ -121,4 +122,38 @@ ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     }
 
     return uct_rc_ep_put_short(tl_ep, buffer, length, remote_addr, rkey);
+}
+
+ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h tl_ep,
+                                      uct_unpack_callback_t unpack_cb,
+                                      void *arg, size_t length,
+                                      uint64_t remote_addr, uct_rkey_t rkey,
+                                      uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep    *ep    = mlx5_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+
+    /* a usable endpoint, a valid length: control, remote address and data
+     * segments, 1 block; the data lands in a bounce buffer, unpacked when
+     * the read completes */
+    if (ucs_likely((ep->failed == UCS_OK) && ep->connected &&
+                   (length <= iface->seg_size))) {
+        void *buf;
+
+        if (!uct_rc_ep_has_resources(ep, 1) ||
+            ((buf = iface->tx_bufs->get()) == nullptr)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+
+        uct_rc_op_t &op = uct_rc_mlx5_post_data<true>(
+                iface, ep, MLX5_OPCODE_RDMA_READ, remote_addr,
+                uct_rc_rkey(rkey), buf, length, iface->tx_bufs->lkey_be());
+        op.comp   = comp;
+        op.unpack = unpack_cb;
+        op.arg    = arg;
+        op.length = length;
+        return UCS_INPROGRESS;
+    }
+    return uct_rc_ep_get_bcopy(tl_ep, unpack_cb, arg, length, remote_addr,
+                               rkey, comp);
 }

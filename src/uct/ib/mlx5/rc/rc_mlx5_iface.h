@@ -114,6 +114,11 @@ ssize_t      uct_rc_mlx5_ep_am_bcopy(uct_ep_h ep, uint8_t id,
 ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h ep, const void *buffer,
                                       unsigned length, uint64_t remote_addr,
                                       uct_rkey_t rkey);
+ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h ep,
+                                      uct_unpack_callback_t unpack_cb,
+                                      void *arg, size_t length,
+                                      uint64_t remote_addr, uct_rkey_t rkey,
+                                      uct_completion_t *comp);
 
 /* The data path's resources and progress (rc_mlx5_progress.cc) */
 [[nodiscard]] ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface);

@@ -66,16 +66,19 @@ inline unsigned txq_progress(uct_rc_mlx5_iface *iface)
     return count;
 }
 
-} // namespace
-
-unsigned uct_rc_mlx5_iface_progress(uct_iface_h tl_iface)
+inline unsigned iface_progress(uct_rc_mlx5_iface *iface)
 {
-    auto     *iface = static_cast<uct_rc_mlx5_iface*>(tl_iface);
     unsigned count;
 
-    /* receives first, as UCX's RC does */
+    /* receives first, as UCX's RC does; the send completions too once
+     * half the send CQ's credits are held, else a receive on every call (a
+     * ping-pong) would leave them unpolled until the credits run out, with
+     * every WQE asking for a completion on the way there */
     if (iface->rx_cq.ready()) {
         count = iface->rx->progress(UCT_RC_IFACE_PROGRESS_BATCH);
+        if (ucs_unlikely(iface->tx_cq_avail <= iface->tx_cq_low)) {
+            count += txq_progress(iface);
+        }
         if (ucs_unlikely(iface->dispatch_due)) {
             uct_rc_iface_dispatch_pending(iface); /* a grant may have opened
                                                      a window */
@@ -88,6 +91,21 @@ unsigned uct_rc_mlx5_iface_progress(uct_iface_h tl_iface)
         uct_rc_iface_dispatch_pending(iface);
     }
     return count;
+}
+
+/* The worker's callback: the progress itself, one call less than through
+ * the interface's ops */
+unsigned progress_cb(void *arg)
+{
+    return iface_progress(static_cast<uct_rc_mlx5_iface*>(
+            static_cast<uct_base_iface_t*>(arg)));
+}
+
+} // namespace
+
+unsigned uct_rc_mlx5_iface_progress(uct_iface_h tl_iface)
+{
+    return iface_progress(static_cast<uct_rc_mlx5_iface*>(tl_iface));
 }
 
 ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface)
@@ -106,5 +124,6 @@ ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface)
         return status;
     }
     iface->rx.reset(rx);
+    iface->progress_cb = progress_cb;
     return UCS_OK;
 }

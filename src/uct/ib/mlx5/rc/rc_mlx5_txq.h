@@ -100,10 +100,10 @@ uct_rc_mlx5_post_short(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
  * Write and post a WQE of one basic block: @a opcode, with @a raddr/@a rkey
  * for RDMA, and one data segment of @a length bytes at @a buf (its key
  * @a lkey_be, big endian) of the bounce buffers, which the completion gives
- * back.
+ * back; the operation it retires, to which the caller may add.
  */
 template <bool Raddr>
-static inline void
+static inline uct_rc_op_t &
 uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
                       uint8_t opcode, uint64_t raddr, uint32_t rkey,
                       void *buf, uint32_t length, uint32_t lkey_be)
@@ -140,7 +140,7 @@ uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
     *op     = {};
     op->sn  = sn;
     op->buf = buf;
-    ep->wqe_cost[sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
+    return *op;
 }
 
 #endif

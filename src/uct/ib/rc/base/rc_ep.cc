@@ -138,7 +138,6 @@ ucs_status_t uct_rc_ep_post(uct_rc_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op,
     uct_rc_ep_posted(iface, ep, sn, cost, wr->signaled);
     if (retires) {
         ep->ops.push_back(op); /* room: at most one per WQE, see data_init */
-        ep->wqe_cost[sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
     }
     return UCS_OK;
 }
@@ -349,6 +348,7 @@ ucs_status_t uct_rc_ep_data_init(uct_rc_ep *ep, unsigned slots,
     ep->sq_avail   = sq_avail;
     ep->sq_mask    = slots - 1;
     ep->ci_sn      = ep->sn;
+    ep->ci_ord     = ep->wqe_ord;
     ep->moderation = std::max(1u, std::min(iface->rc.tx_cq_moderation,
                                            sq_avail /
                                            (2 * UCT_RC_EP_MAX_WR_COST)));
@@ -359,8 +359,8 @@ ucs_status_t uct_rc_ep_data_init(uct_rc_ep *ep, unsigned slots,
     if (status != UCS_OK) {
         return status;
     }
-    ep->wqe_cost.reset(new (std::nothrow) uint16_t[slots]());
-    if (ep->wqe_cost == nullptr) {
+    ep->wqes.reset(new (std::nothrow) uct_rc_wqe_slot[slots]());
+    if (ep->wqes == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
     return iface->eps_by_qpn.insert(ep->qpn, ep);
@@ -370,7 +370,7 @@ void uct_rc_ep_data_cleanup(uct_rc_ep *ep)
 {
     uct_rc_iface *iface = uct_rc_ep_iface(ep);
 
-    if (ep->wqe_cost == nullptr) {
+    if (ep->wqes == nullptr) {
         return; /* data_init did not get far */
     }
     iface->eps_by_qpn.erase(ep->qpn);
@@ -378,10 +378,9 @@ void uct_rc_ep_data_cleanup(uct_rc_ep *ep)
     uct_rc_ep_retire_all(ep, UCS_ERR_CANCELED);
     /* CQEs of its WQEs, if any are still to be polled, find no endpoint:
      * the credits of those no completion covered come back now */
-    while (ep->ci_sn != ep->sn) {
-        ep->ci_sn += ep->wqe_cost[ep->ci_sn & ep->sq_mask] & UCT_RC_WQE_COST;
-        ++iface->tx_cq_avail;
-    }
+    iface->tx_cq_avail += static_cast<uint16_t>(ep->wqe_ord - ep->ci_ord);
+    ep->ci_sn           = ep->sn;
+    ep->ci_ord          = ep->wqe_ord;
 }
 
 ucs_status_t uct_rc_ep_check_params(const uct_rc_iface *iface,

@@ -41,10 +41,14 @@ constexpr unsigned UCT_RC_EP_MAX_WR_COST = 4;
 /* Inline bytes at most, header included (fit UCT_RC_EP_MAX_WR_COST) */
 constexpr unsigned UCT_RC_EP_MAX_INLINE = 512;
 
-/* In uct_rc_ep::wqe_cost: the completion of this WQE retires operations;
- * the rest of the entry is its send queue room */
-constexpr uint16_t UCT_RC_WQE_RETIRES = 0x8000;
-constexpr uint16_t UCT_RC_WQE_COST    = 0x7fff;
+/* What an endpoint keeps of a WQE, by the slot of its first basic block:
+ * the send queue room it takes, and its ordinal among the endpoint's WQEs,
+ * so that a completion gives back the room and the send CQ credits of
+ * every WQE it covers at once */
+struct uct_rc_wqe_slot {
+    uint16_t cost;
+    uint16_t ord;
+};
 
 /* An RC endpoint's address: its QP number, 24 bits */
 #define UCT_RC_EP_ADDR_LEN 3
@@ -57,13 +61,13 @@ struct uct_rc_ep : uct_ep {
 
     /* Data path: operations waiting for their WQE's completion, in the
      * order posted (only those with something to do then); the next WQE
-     * index (rc_mlx5) or request number, the last one posted, and the
-     * room each WQE takes, by the slot of its first basic block */
+     * index (rc_mlx5) or request number, the last one posted, and each
+     * WQE's room and ordinal, by the slot of its first basic block */
     uct_rc_op_ring                 ops;
     uint16_t                       sn = 0;
     uint16_t                       last_sn = 0;
     unsigned                       sq_avail = 0; /* BBs, or WRs */
-    std::unique_ptr<uint16_t[]>    wqe_cost;
+    std::unique_ptr<uct_rc_wqe_slot[]> wqes;
     uint32_t                       sq_mask = 0;
     bool                           fence_next = false;
     int                            fc_wnd = 0;    /* AM credits */
@@ -74,6 +78,8 @@ struct uct_rc_ep : uct_ep {
     unsigned                       signal_in   = 1; /* WQEs until one asks */
     uint16_t                       ci_sn       = 0; /* oldest not completed:
                                                        at sn when none is */
+    uint16_t                       wqe_ord     = 0; /* the next WQE's */
+    uint16_t                       ci_ord      = 0; /* ci_sn's WQE's */
     uint32_t                       dest_qpn = 0;    /* once connected */
     struct ibv_ah_attr             peer_ah  = {};   /* its address */
 };
@@ -174,7 +180,10 @@ static inline bool uct_rc_ep_unsignaled(const uct_rc_ep *ep)
 static inline void uct_rc_ep_posted(uct_rc_iface *iface, uct_rc_ep *ep,
                                     uint16_t sn, unsigned cost, bool signaled)
 {
-    ep->wqe_cost[sn & ep->sq_mask] = static_cast<uint16_t>(cost);
+    uct_rc_wqe_slot &slot = ep->wqes[sn & ep->sq_mask];
+
+    slot.cost      = static_cast<uint16_t>(cost);
+    slot.ord       = ep->wqe_ord++;
     ep->last_sn    = sn;
     ep->fence_next = false;
     ep->sq_avail  -= cost;
@@ -187,27 +196,25 @@ __attribute__((noinline)) void uct_rc_ep_retire_upto(uct_rc_ep *ep,
                                                      uint16_t sn);
 
 /** A completion of the WQE at @a sn: its room and credit back, and those of
- *  every WQE before it; whether one of them has operations to retire. A
- *  completion of a WQE an earlier one covered changes nothing. */
+ *  every WQE before it; whether operations are due to retire. A completion
+ *  of a WQE an earlier one covered changes nothing. */
 static inline bool uct_rc_ep_reclaim(uct_rc_iface *iface, uct_rc_ep *ep,
                                      uint16_t sn)
 {
-    bool     retire = false;
-    uint16_t cost, at;
-
     if (ucs_unlikely(static_cast<int16_t>(sn - ep->ci_sn) < 0)) {
         return false;
     }
 
-    do {
-        at    = ep->ci_sn;
-        cost  = ep->wqe_cost[at & ep->sq_mask];
-        ep->ci_sn    += cost & UCT_RC_WQE_COST;
-        ep->sq_avail += cost & UCT_RC_WQE_COST;
-        retire |= cost & UCT_RC_WQE_RETIRES;
-        ++iface->tx_cq_avail;
-    } while (at != sn);
-    return retire;
+    const uct_rc_wqe_slot &slot = ep->wqes[sn & ep->sq_mask];
+    const uint16_t        end   = sn + slot.cost;
+    const uint16_t        ord   = slot.ord + 1;
+
+    ep->sq_avail       += static_cast<uint16_t>(end - ep->ci_sn);
+    iface->tx_cq_avail += static_cast<uint16_t>(ord - ep->ci_ord);
+    ep->ci_sn           = end;
+    ep->ci_ord          = ord;
+    return !ep->ops.empty() &&
+           (static_cast<int16_t>(ep->ops.front().sn - sn) <= 0);
 }
 
 /** The WQE at @a sn completed: the room of it and of those before it back,
@@ -413,11 +420,12 @@ ucs_status_t uct_rc_ep_fence(uct_ep_h ep, unsigned flags);
  * The operations of an RC transport with a data path: the neutral ones,
  * but for its endpoints' life cycle, its interface's close, query and
  * progress, and the operations it has fast paths for (am_short, am_bcopy,
- * put_short; the neutral ones where it has none).
+ * put_short, get_bcopy; the neutral ones where it has none).
  */
 #define UCT_RC_IFACE_OPS(_ep_create, _ep_destroy, _ep_connect_to_ep_v2, \
                          _iface_close, _iface_query, _iface_progress, \
-                         _ep_am_short, _ep_am_bcopy, _ep_put_short) \
+                         _ep_am_short, _ep_am_bcopy, _ep_put_short, \
+                         _ep_get_bcopy) \
     { \
         .ep_create                = _ep_create, \
         .ep_destroy               = _ep_destroy, \
@@ -439,7 +447,7 @@ ucs_status_t uct_rc_ep_fence(uct_ep_h ep, unsigned flags);
         .ep_put_bcopy             = uct_rc_ep_put_bcopy, \
         .ep_put_zcopy             = uct_rc_ep_put_zcopy, \
         .ep_get_short             = uct_ep_get_short_unsupported, \
-        .ep_get_bcopy             = uct_rc_ep_get_bcopy, \
+        .ep_get_bcopy             = _ep_get_bcopy, \
         .ep_get_zcopy             = uct_rc_ep_get_zcopy, \
         .ep_atomic_cswap64        = uct_rc_ep_atomic_cswap64, \
         .ep_atomic_cswap32        = uct_rc_ep_atomic_cswap32, \

@@ -55,7 +55,6 @@ ucs_status_t uct_rc_ep_flush(uct_ep_h tl_ep, unsigned flags,
     marker.sn   = ep->last_sn;
     marker.comp = comp;
     ep->ops.push_back(marker);
-    ep->wqe_cost[ep->last_sn & ep->sq_mask] |= UCT_RC_WQE_RETIRES;
     return UCS_INPROGRESS;
 }
 

@@ -60,15 +60,31 @@ const uct_rc_iface_ops_t uct_rc_verbs_iface_rc_ops = {
     .arm_cq       = arm_cq
 };
 
-/* Receives first, as UCX's RC does; then send completions */
+/* The send completions, in batches */
+unsigned txq_progress(uct_rc_verbs_iface *iface)
+{
+    uct_rc_completion_t comps[UCT_RC_IFACE_PROGRESS_BATCH];
+    unsigned            count;
+
+    count = uct_rc_verbs_txq_poll(iface, comps, UCT_RC_IFACE_PROGRESS_BATCH);
+    for (unsigned i = 0; i < count; ++i) {
+        uct_rc_iface_complete(iface, comps[i]);
+    }
+    return count;
+}
+
+/* Receives first, as UCX's RC does; then send completions, also after
+ * receives once half the send CQ's credits are held (as rc_mlx5) */
 unsigned iface_progress(uct_iface_h tl_iface)
 {
     uct_rc_verbs_iface  *iface = verbs_iface(tl_iface);
-    uct_rc_completion_t comps[UCT_RC_IFACE_PROGRESS_BATCH];
     unsigned            count;
 
     count = iface->rx->progress(UCT_RC_IFACE_PROGRESS_BATCH);
     if (count > 0) {
+        if (ucs_unlikely(iface->tx_cq_avail <= iface->tx_cq_low)) {
+            count += txq_progress(iface);
+        }
         if (iface->dispatch_due) {
             uct_rc_iface_dispatch_pending(iface); /* a grant may have opened
                                                      a window */
@@ -76,10 +92,7 @@ unsigned iface_progress(uct_iface_h tl_iface)
         return count;
     }
 
-    count = uct_rc_verbs_txq_poll(iface, comps, UCT_RC_IFACE_PROGRESS_BATCH);
-    for (unsigned i = 0; i < count; ++i) {
-        uct_rc_iface_complete(iface, comps[i]);
-    }
+    count = txq_progress(iface);
     if ((count > 0) && iface->dispatch_due) {
         uct_rc_iface_dispatch_pending(iface);
     }
@@ -117,7 +130,8 @@ const uct_iface_ops_t uct_rc_verbs_iface_ops =
         UCT_RC_IFACE_OPS(uct_rc_verbs_ep_create, uct_rc_verbs_ep_destroy,
                          uct_rc_verbs_ep_connect_to_ep_v2, iface_close,
                          iface_query, iface_progress, uct_rc_ep_am_short,
-                         uct_rc_ep_am_bcopy, uct_rc_ep_put_short);
+                         uct_rc_ep_am_bcopy, uct_rc_ep_put_short,
+                         uct_rc_ep_get_bcopy);
 
 ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
                         const uct_iface_params_t *params,
