@@ -85,7 +85,7 @@ typedef struct {
     volatile unsigned long received;
     target_t               target;
     uct_completion_t       comp;      /* of get_bw's gets */
-    unsigned long          completed; /* gets completed */
+    volatile unsigned long completed; /* gets completed */
     uint64_t               got;       /* where get_bw's data lands */
 } side_t;
 
@@ -177,16 +177,18 @@ static void progress_once(bench_t *b, side_t *side)
     }
 }
 
-static int progress_until_received(bench_t *b, side_t *side,
-                                   unsigned long target)
+/* Progress @a side until *@a counter (its messages received, or its gets
+ * completed: @a what) reaches @a target */
+static int progress_until(bench_t *b, side_t *side,
+                          const volatile unsigned long *counter,
+                          unsigned long target, const char *what)
 {
     double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
 
-    while (side->received < target) {
+    while (*counter < target) {
         if (bench_now_sec() > deadline) {
-            fprintf(stderr, "uct_op_bench: %s received %lu of %lu messages "
-                    "in %d seconds\n", side->dev, side->received, target,
-                    WAIT_LIMIT_SEC);
+            fprintf(stderr, "uct_op_bench: %s: %lu of %lu %s in %d seconds\n",
+                    side->dev, *counter, target, what, WAIT_LIMIT_SEC);
             return -1;
         }
         progress_once(b, side);
@@ -194,21 +196,18 @@ static int progress_until_received(bench_t *b, side_t *side,
     return 0;
 }
 
+static int progress_until_received(bench_t *b, side_t *side,
+                                   unsigned long target)
+{
+    return progress_until(b, side, &side->received, target,
+                          "messages received");
+}
+
 static int progress_until_completed(bench_t *b, side_t *side,
                                     unsigned long target)
 {
-    double deadline = bench_now_sec() + WAIT_LIMIT_SEC;
-
-    while (side->completed < target) {
-        if (bench_now_sec() > deadline) {
-            fprintf(stderr, "uct_op_bench: %s completed %lu of %lu gets in "
-                    "%d seconds\n", side->dev, side->completed, target,
-                    WAIT_LIMIT_SEC);
-            return -1;
-        }
-        progress_once(b, side);
-    }
-    return 0;
+    return progress_until(b, side, &side->completed, target,
+                          "gets completed");
 }
 
 /* add_lat: until @a side's counter reaches @a value, napping only: the

@@ -33,7 +33,9 @@ uct_worker_cb_id_t uct_progress_queue::add(ucs_callback_t func, void *arg,
     std::lock_guard<std::mutex> guard(m_lock);
     std::unique_ptr<snapshot> next(new snapshot(*m_current.load()));
     uct_worker_cb_id_t id = m_next_id;
-    std::unique_ptr<node> n(new node{func, arg, flags, id, {false}});
+    std::unique_ptr<node> n(new node{func, arg, id,
+                                     {(flags & UCS_CALLBACKQ_FLAG_ONESHOT) ?
+                                      ONESHOT : uint8_t(0)}});
 
     next->back() = n.get();
     next->push_back(nullptr);
@@ -49,7 +51,8 @@ bool uct_progress_queue::remove(uct_worker_cb_id_t id)
     std::lock_guard<std::mutex> guard(m_lock);
 
     for (node *n : *m_current.load()) {
-        if ((n != nullptr) && (n->id == id) && !n->removed.exchange(true)) {
+        if ((n != nullptr) && (n->id == id) &&
+            !(n->state.fetch_or(REMOVED) & REMOVED)) {
             unlink_locked(n);
             return true;
         }
@@ -123,6 +126,21 @@ void uct_progress_queue::free_retired_locked()
     m_retiring.store(false, std::memory_order_relaxed);
 }
 
+/* A node whose state is not 0: removed (not called), or a oneshot callback,
+ * called by the dispatch that marks it removed first */
+__attribute__((noinline)) unsigned
+uct_progress_queue::call_flagged(node *n) noexcept
+{
+    unsigned count;
+
+    if (n->state.fetch_or(REMOVED) & REMOVED) {
+        return 0; /* removed, or another dispatch took it */
+    }
+    count = n->func(n->arg);
+    remove_oneshot(n);
+    return count;
+}
+
 __attribute__((always_inline)) inline unsigned
 uct_progress_queue::walk(const snapshot &current)
 {
@@ -130,40 +148,28 @@ uct_progress_queue::walk(const snapshot &current)
     node *n;
 
     for (node *const *p = current.data(); (n = *p) != nullptr; ++p) {
-        if (ucs_unlikely(n->removed.load(std::memory_order_acquire))) {
-            continue;
-        }
-
-        if (ucs_unlikely(n->flags & UCS_CALLBACKQ_FLAG_ONESHOT)) {
-            if (n->removed.exchange(true)) {
-                continue; /* another dispatch took it */
-            }
+        if (ucs_likely(n->state.load(std::memory_order_acquire) == 0)) {
             count += n->func(n->arg);
-            remove_oneshot(n);
-            continue;
+        } else {
+            count += call_flagged(n);
         }
-        count += n->func(n->arg);
     }
     return count;
 }
 
-unsigned uct_progress_queue::dispatch() noexcept
+/* A single-thread queue's dispatch: what an add or a remove retired is
+ * freed when none of its own dispatches is walking */
+__attribute__((noinline)) void uct_progress_queue::free_retired() noexcept
+{
+    std::lock_guard<std::mutex> guard(m_lock);
+
+    free_retired_locked();
+}
+
+__attribute__((noinline)) unsigned
+uct_progress_queue::dispatch_shared() noexcept
 {
     unsigned count;
-
-    if (ucs_likely(m_single)) {
-        /* the dispatching thread frees what an add or a remove retired,
-         * when none of its own dispatches is walking */
-        if (ucs_unlikely(m_retiring.load(std::memory_order_relaxed)) &&
-            (m_depth == 0)) {
-            std::lock_guard<std::mutex> guard(m_lock);
-            free_retired_locked();
-        }
-        ++m_depth;
-        count = walk(*m_current.load(std::memory_order_acquire));
-        --m_depth;
-        return count;
-    }
 
     m_walkers.fetch_add(1);
     count = walk(*m_current.load());
@@ -171,6 +177,25 @@ unsigned uct_progress_queue::dispatch() noexcept
         std::lock_guard<std::mutex> guard(m_lock);
         reclaim_locked();
     }
+    return count;
+}
+
+/* Inline in uct_worker_progress(): the single-thread path is the hot one */
+__attribute__((always_inline)) inline unsigned
+uct_progress_queue::dispatch() noexcept
+{
+    unsigned count;
+
+    if (ucs_unlikely(!m_single)) {
+        return dispatch_shared();
+    }
+    if (ucs_unlikely(m_retiring.load(std::memory_order_relaxed)) &&
+        (m_depth == 0)) {
+        free_retired();
+    }
+    ++m_depth;
+    count = walk(*m_current.load(std::memory_order_acquire));
+    --m_depth;
     return count;
 }
 

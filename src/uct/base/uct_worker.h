@@ -47,21 +47,27 @@ public:
     size_t size() const;
 
 private:
+    /* node::state: 0 for a callback a dispatch just calls */
+    static constexpr uint8_t REMOVED = 1;
+    static constexpr uint8_t ONESHOT = 2;
+
     struct node {
-        ucs_callback_t     func;
-        void               *arg;
-        unsigned           flags;
-        uct_worker_cb_id_t id;
-        std::atomic<bool>  removed;
+        ucs_callback_t       func;
+        void                 *arg;
+        uct_worker_cb_id_t   id;
+        std::atomic<uint8_t> state;
     };
 
     typedef std::vector<node*> snapshot; /* ends with a NULL sentinel */
 
     void remove_oneshot(node *n) noexcept;
+    unsigned call_flagged(node *n) noexcept;
     void unlink_locked(node *gone);
     void publish_locked(snapshot *next);
     void reclaim_locked();
     void free_retired_locked();
+    void free_retired() noexcept;
+    unsigned dispatch_shared() noexcept;
     inline unsigned walk(const snapshot &current);
 
     mutable std::mutex     m_lock;

@@ -223,6 +223,10 @@ static inline void uct_ib_mlx5_inline_copy(uint8_t *dst, const void *src,
 {
     auto *s = static_cast<const uint8_t*>(src);
 
+    if (length == 8) {
+        memcpy(dst, s, 8); /* an 8-byte put or message: one store */
+        return;
+    }
     if (length > 32) {
         memcpy(dst, s, length);
         return;

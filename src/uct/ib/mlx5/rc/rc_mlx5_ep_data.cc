@@ -1,6 +1,6 @@
 /*
- * rc_mlx5's fast paths (rc_mlx5_iface.h): am_short, am_bcopy, put_short and
- * get_bcopy
+ * rc_mlx5's fast paths (rc_mlx5_iface.h): am_short, am_bcopy, put_short,
+ * get_bcopy and the 8-byte atomic add
  * written in place into the send ring (rc_mlx5_txq.h). What does not fit
  * before the ring's end, and an endpoint that failed, is not connected or
  * got invalid arguments, goes to the neutral operation (rc/base/rc_ep.h),
@@ -156,4 +156,68 @@ ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h tl_ep,
     }
     return uct_rc_ep_get_bcopy(tl_ep, unpack_cb, arg, length, remote_addr,
                                rkey, comp);
+}
+
+namespace {
+
+/* An 8-byte fetch-add in one basic block: control, remote address, atomic
+ * and data segments; the old value lands in a bounce buffer, copied to
+ * @a result (if any) when the answer comes. Else the neutral path, which
+ * says why not or takes a masked atomic. */
+ucs_status_t atomic64_add(uct_ep_h tl_ep, uint64_t value,
+                          uint64_t remote_addr, uct_rkey_t rkey,
+                          uint64_t *result, uct_completion_t *comp)
+{
+    uct_rc_mlx5_ep    *ep    = mlx5_ep(tl_ep);
+    uct_rc_mlx5_iface *iface = ep_iface(ep);
+    void              *buf;
+
+    if (ucs_unlikely((ep->failed != UCS_OK) || !ep->connected ||
+                     (remote_addr % sizeof(uint64_t)))) {
+        return (result == nullptr) ?
+               uct_rc_ep_atomic64_post(tl_ep, UCT_ATOMIC_OP_ADD, value,
+                                       remote_addr, rkey) :
+               uct_rc_ep_atomic64_fetch(tl_ep, UCT_ATOMIC_OP_ADD, value,
+                                        result, remote_addr, rkey, comp);
+    }
+    if (!uct_rc_ep_has_resources(ep, 1) ||
+        ((buf = iface->tx_bufs->get()) == nullptr)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    uct_rc_op_t &op = uct_rc_mlx5_post_data<true, true>(
+            iface, ep, MLX5_OPCODE_ATOMIC_FA, remote_addr, uct_rc_rkey(rkey),
+            buf, sizeof(uint64_t), iface->tx_bufs->lkey_be(), value, 0);
+    op.comp        = comp;
+    op.result      = result;
+    op.result_size = sizeof(uint64_t);
+    return (result != nullptr) ? UCS_INPROGRESS : UCS_OK;
+}
+
+} // namespace
+
+ucs_status_t uct_rc_mlx5_ep_atomic64_post(uct_ep_h tl_ep,
+                                          uct_atomic_op_t opcode,
+                                          uint64_t value,
+                                          uint64_t remote_addr,
+                                          uct_rkey_t rkey)
+{
+    if (ucs_likely(opcode == UCT_ATOMIC_OP_ADD)) {
+        return atomic64_add(tl_ep, value, remote_addr, rkey, nullptr, nullptr);
+    }
+    return uct_rc_ep_atomic64_post(tl_ep, opcode, value, remote_addr, rkey);
+}
+
+ucs_status_t uct_rc_mlx5_ep_atomic64_fetch(uct_ep_h tl_ep,
+                                           uct_atomic_op_t opcode,
+                                           uint64_t value, uint64_t *result,
+                                           uint64_t remote_addr,
+                                           uct_rkey_t rkey,
+                                           uct_completion_t *comp)
+{
+    if (ucs_likely((opcode == UCT_ATOMIC_OP_ADD) && (result != nullptr))) {
+        return atomic64_add(tl_ep, value, remote_addr, rkey, result, comp);
+    }
+    return uct_rc_ep_atomic64_fetch(tl_ep, opcode, value, result,
+                                    remote_addr, rkey, comp);
 }

@@ -105,7 +105,9 @@ const uct_iface_ops_t uct_rc_mlx5_iface_ops =
                          uct_rc_mlx5_ep_connect_to_ep_v2, iface_close,
                          iface_query, uct_rc_mlx5_iface_progress,
                          uct_rc_mlx5_ep_am_short, uct_rc_mlx5_ep_am_bcopy,
-                         uct_rc_mlx5_ep_put_short, uct_rc_mlx5_ep_get_bcopy);
+                         uct_rc_mlx5_ep_put_short, uct_rc_mlx5_ep_get_bcopy,
+                         uct_rc_mlx5_ep_atomic64_post,
+                         uct_rc_mlx5_ep_atomic64_fetch);
 
 ucs_status_t devx_init(uct_rc_mlx5_iface *iface)
 {

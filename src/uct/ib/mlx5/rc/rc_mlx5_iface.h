@@ -119,6 +119,15 @@ ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h ep,
                                       void *arg, size_t length,
                                       uint64_t remote_addr, uct_rkey_t rkey,
                                       uct_completion_t *comp);
+ucs_status_t uct_rc_mlx5_ep_atomic64_post(uct_ep_h ep, uct_atomic_op_t opcode,
+                                          uint64_t value, uint64_t remote_addr,
+                                          uct_rkey_t rkey);
+ucs_status_t uct_rc_mlx5_ep_atomic64_fetch(uct_ep_h ep,
+                                           uct_atomic_op_t opcode,
+                                           uint64_t value, uint64_t *result,
+                                           uint64_t remote_addr,
+                                           uct_rkey_t rkey,
+                                           uct_completion_t *comp);
 
 /* The data path's resources and progress (rc_mlx5_progress.cc) */
 [[nodiscard]] ucs_status_t uct_rc_mlx5_iface_data_init(uct_rc_mlx5_iface *iface);

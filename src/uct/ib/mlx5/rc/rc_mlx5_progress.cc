@@ -7,6 +7,7 @@
  * ib/base/, uct/base/ and ucs/; never rc/verbs/.
  */
 #include "rc_mlx5_iface.h"
+#include "rc_mlx5_rx.inl"
 #include "rc_mlx5_txq.h"
 
 #include <uct/ib/mlx5/ib_mlx5.inl>
@@ -34,16 +35,12 @@ __attribute__((noinline)) void completed_other(uct_rc_mlx5_iface *iface,
     }
 }
 
-/* The send completions: all there are (no more than the CQ credits handed
- * out) */
-inline unsigned txq_progress(uct_rc_mlx5_iface *iface)
+/* The send completions, once the CQ has one: all there are (no more than
+ * the CQ credits handed out) */
+__attribute__((noinline)) unsigned txq_poll(uct_rc_mlx5_iface *iface)
 {
     uct_ib_mlx5_poll_cq &cq    = iface->tx_cq;
     unsigned            count  = 0;
-
-    if (!cq.ready()) {
-        return 0;
-    }
 
     do {
         const struct mlx5_cqe64 *cqe = cq.cqe();
@@ -64,6 +61,13 @@ inline unsigned txq_progress(uct_rc_mlx5_iface *iface)
 
     cq.update_ci();
     return count;
+}
+
+/* The send completions; the check inline, so that a call that finds none
+ * stays short */
+inline unsigned txq_progress(uct_rc_mlx5_iface *iface)
+{
+    return iface->tx_cq.ready() ? txq_poll(iface) : 0;
 }
 
 inline unsigned iface_progress(uct_rc_mlx5_iface *iface)

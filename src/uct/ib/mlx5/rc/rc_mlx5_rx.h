@@ -26,8 +26,8 @@ public:
     uint32_t srqn() const { return m_srqn; }
 
     /** Once the receive CQ is ready(): dispatch up to @a max messages; the
-     *  number of completions polled. */
-    unsigned progress(unsigned max);
+     *  number of completions polled (rc_mlx5_rx.inl). */
+    inline unsigned progress(unsigned max);
 
 private:
     friend class uct_rc_rx;
@@ -36,8 +36,8 @@ private:
 
     [[nodiscard]] ucs_status_t init_direct(uct_rc_mlx5_iface *iface);
     void refill();
-    bool post_slot(uint8_t *buf);
-    void publish();
+    inline bool post_slot(uint8_t *buf);
+    inline void publish();
     __attribute__((noinline)) void rx_error(const struct mlx5_cqe64 *cqe,
                                             uint8_t *buf, uint32_t slot);
     static void release(uct_recv_desc_t *self, void *desc);

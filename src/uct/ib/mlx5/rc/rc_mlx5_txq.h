@@ -82,8 +82,12 @@ uct_rc_mlx5_post_short(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
         p[0] = am_hdr;
         memcpy(p + 1, &header, sizeof(header));
     }
-    uct_ib_mlx5_inline_copy(p + HdrLen, data, length);
-    ds = (p + HdrLen + length - wqe + 15) / 16;
+    if (!Am || (length > 0)) { /* an active message may be its header */
+        uct_ib_mlx5_inline_copy(p + HdrLen, data, length);
+    }
+    ds = (sizeof(struct mlx5_wqe_ctrl_seg) +
+          (Raddr ? sizeof(struct mlx5_wqe_raddr_seg) : 0) +
+          sizeof(struct mlx5_wqe_inl_data_seg) + HdrLen + length + 15) / 16;
 
     auto *ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(wqe);
     const bool signaled = uct_rc_ep_signal_next(iface, ep);
@@ -98,15 +102,17 @@ uct_rc_mlx5_post_short(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
 
 /**
  * Write and post a WQE of one basic block: @a opcode, with @a raddr/@a rkey
- * for RDMA, and one data segment of @a length bytes at @a buf (its key
+ * for RDMA, a standard atomic segment (@a swap_add, @a compare) if
+ * @a Atomic, and one data segment of @a length bytes at @a buf (its key
  * @a lkey_be, big endian) of the bounce buffers, which the completion gives
  * back; the operation it retires, to which the caller may add.
  */
-template <bool Raddr>
+template <bool Raddr, bool Atomic = false>
 static inline uct_rc_op_t &
 uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
                       uint8_t opcode, uint64_t raddr, uint32_t rkey,
-                      void *buf, uint32_t length, uint32_t lkey_be)
+                      void *buf, uint32_t length, uint32_t lkey_be,
+                      uint64_t swap_add = 0, uint64_t compare = 0)
 {
     const uint16_t sn   = ep->sn;
     uint8_t        *wqe = ep->txwq.buf + (sn & ep->sq_mask) * MLX5_SEND_WQE_BB;
@@ -116,11 +122,15 @@ uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
 
     static_assert(sizeof(struct mlx5_wqe_ctrl_seg) +
                   sizeof(struct mlx5_wqe_raddr_seg) +
+                  sizeof(struct mlx5_wqe_atomic_seg) +
                   sizeof(struct mlx5_wqe_data_seg) <= MLX5_SEND_WQE_BB,
                   "one basic block, so it never wraps");
 
     if (Raddr) {
         p = uct_ib_mlx5_set_raddr_seg(p, raddr, rkey);
+    }
+    if (Atomic) {
+        p += uct_ib_mlx5_set_atomic_seg(p, swap_add, compare);
     }
 
     uct_ib_mlx5_set_data_seg(reinterpret_cast<struct mlx5_wqe_data_seg*>(p),

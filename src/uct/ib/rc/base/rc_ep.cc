@@ -359,10 +359,12 @@ ucs_status_t uct_rc_ep_data_init(uct_rc_ep *ep, unsigned slots,
     if (status != UCS_OK) {
         return status;
     }
-    ep->wqes.reset(new (std::nothrow) uct_rc_wqe_slot[slots]());
+    ep->wqes.reset(new (std::nothrow) uct_rc_wqe_slot[slots]);
     if (ep->wqes == nullptr) {
         return UCS_ERR_NO_MEMORY;
     }
+    /* one memset, not a loop of stores */
+    memset(ep->wqes.get(), 0, slots * sizeof(uct_rc_wqe_slot));
     return iface->eps_by_qpn.insert(ep->qpn, ep);
 }
 

@@ -161,11 +161,18 @@ static inline void uct_rc_ep_am_sent(uct_rc_ep *ep, uint8_t hdr)
 }
 
 /** Whether the next WQE on @a ep asks for a completion (one with
- *  operations to retire always does) */
+ *  operations to retire always does): once in its moderation; while half
+ *  the send CQ's credits are held, once in an eighth of it, and always when
+ *  it takes the last credit, so that the unsignalled WQEs' credits come
+ *  back soon and a stream that never progresses until refused does not
+ *  ask for a completion per WQE */
 static inline bool uct_rc_ep_signal_next(const uct_rc_iface *iface,
                                          const uct_rc_ep *ep)
 {
-    return (ep->signal_in == 1) || (iface->tx_cq_avail <= iface->tx_cq_low);
+    return (ep->signal_in == 1) ||
+           ((iface->tx_cq_avail <= iface->tx_cq_low) &&
+            (((ep->moderation - ep->signal_in + 1) * 8 >= ep->moderation) ||
+             (iface->tx_cq_avail == 1)));
 }
 
 /** Whether WQEs were posted on @a ep since the last that asked for a
@@ -420,12 +427,14 @@ ucs_status_t uct_rc_ep_fence(uct_ep_h ep, unsigned flags);
  * The operations of an RC transport with a data path: the neutral ones,
  * but for its endpoints' life cycle, its interface's close, query and
  * progress, and the operations it has fast paths for (am_short, am_bcopy,
- * put_short, get_bcopy; the neutral ones where it has none).
+ * put_short, get_bcopy, 8-byte atomics; the neutral ones where it has
+ * none).
  */
 #define UCT_RC_IFACE_OPS(_ep_create, _ep_destroy, _ep_connect_to_ep_v2, \
                          _iface_close, _iface_query, _iface_progress, \
                          _ep_am_short, _ep_am_bcopy, _ep_put_short, \
-                         _ep_get_bcopy) \
+                         _ep_get_bcopy, _ep_atomic64_post, \
+                         _ep_atomic64_fetch) \
     { \
         .ep_create                = _ep_create, \
         .ep_destroy               = _ep_destroy, \
@@ -452,9 +461,9 @@ ucs_status_t uct_rc_ep_fence(uct_ep_h ep, unsigned flags);
         .ep_atomic_cswap64        = uct_rc_ep_atomic_cswap64, \
         .ep_atomic_cswap32        = uct_rc_ep_atomic_cswap32, \
         .ep_atomic32_post         = uct_rc_ep_atomic32_post, \
-        .ep_atomic64_post         = uct_rc_ep_atomic64_post, \
+        .ep_atomic64_post         = _ep_atomic64_post, \
         .ep_atomic32_fetch        = uct_rc_ep_atomic32_fetch, \
-        .ep_atomic64_fetch        = uct_rc_ep_atomic64_fetch, \
+        .ep_atomic64_fetch        = _ep_atomic64_fetch, \
         .ep_pending_add           = uct_rc_ep_pending_add, \
         .ep_pending_purge         = uct_rc_ep_pending_purge, \
         .ep_flush                 = uct_rc_ep_flush, \

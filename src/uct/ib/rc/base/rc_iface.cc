@@ -64,8 +64,9 @@ ucs_config_field_t uct_rc_iface_config_table[] = {
     {"TX_CQ_MODERATION", "32",
      "Ask for a send completion once in this many WQEs of an endpoint (at\n"
      "most an eighth of its send queue; 1: every WQE). A WQE with an\n"
-     "operation to complete always asks, and every WQE does while half the\n"
-     "send CQ's credits are held; 0 is refused.",
+     "operation to complete always asks; while half the send CQ's credits\n"
+     "are held, one in an eighth of this many does, and the one that takes\n"
+     "the last credit; 0 is refused.",
      offsetof(uct_rc_iface_config_t, tx_cq_moderation), UCS_CONFIG_TYPE_UINT},
 
     {"RX_QUEUE_LEN", "256",

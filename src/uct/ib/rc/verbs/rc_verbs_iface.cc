@@ -131,7 +131,8 @@ const uct_iface_ops_t uct_rc_verbs_iface_ops =
                          uct_rc_verbs_ep_connect_to_ep_v2, iface_close,
                          iface_query, iface_progress, uct_rc_ep_am_short,
                          uct_rc_ep_am_bcopy, uct_rc_ep_put_short,
-                         uct_rc_ep_get_bcopy);
+                         uct_rc_ep_get_bcopy, uct_rc_ep_atomic64_post,
+                         uct_rc_ep_atomic64_fetch);
 
 ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
                         const uct_iface_params_t *params,
