@@ -51,11 +51,16 @@ bool uct_progress_queue::remove(uct_worker_cb_id_t id)
     std::lock_guard<std::mutex> guard(m_lock);
 
     for (node *n : *m_current.load()) {
-        if ((n != nullptr) && (n->id == id) &&
-            !(n->state.fetch_or(REMOVED) & REMOVED)) {
-            unlink_locked(n);
-            return true;
+        if ((n == nullptr) || (n->id != id)) {
+            continue;
         }
+        /* no dispatch calls it alone once it is marked */
+        m_solo.store(nullptr);
+        if (n->state.fetch_or(REMOVED) & REMOVED) {
+            return false; /* a oneshot callback a dispatch took */
+        }
+        unlink_locked(n);
+        return true;
     }
     return false;
 }
@@ -94,6 +99,7 @@ void uct_progress_queue::unlink_locked(node *gone)
 
 void uct_progress_queue::publish_locked(snapshot *next)
 {
+    m_solo.store(nullptr);
     m_retired.push_back(m_current.exchange(next));
     m_retiring.store(true);
     if (!m_single) {
@@ -157,19 +163,30 @@ uct_progress_queue::walk(const snapshot &current)
     return count;
 }
 
-/* A single-thread queue's dispatch: what an add or a remove retired is
- * freed when none of its own dispatches is walking */
-__attribute__((noinline)) void uct_progress_queue::free_retired() noexcept
-{
-    std::lock_guard<std::mutex> guard(m_lock);
-
-    free_retired_locked();
-}
-
-__attribute__((noinline)) unsigned
-uct_progress_queue::dispatch_shared() noexcept
+/* Every dispatch but a solo callback's: a single-thread queue frees what an
+ * add or a remove retired when none of its own dispatches is walking, and
+ * then names its callback if it is one alone; a shared queue counts its
+ * walkers */
+__attribute__((noinline)) unsigned uct_progress_queue::dispatch_walk() noexcept
 {
     unsigned count;
+
+    if (ucs_likely(m_single)) {
+        if (m_retiring.load(std::memory_order_relaxed) && (m_depth == 0)) {
+            std::lock_guard<std::mutex> guard(m_lock);
+            const snapshot &current = *m_current.load();
+
+            free_retired_locked();
+            if ((current.size() == 2) &&
+                (current[0]->state.load() == 0)) { /* plain, not removed */
+                m_solo.store(current[0]);
+            }
+        }
+        ++m_depth;
+        count = walk(*m_current.load(std::memory_order_acquire));
+        --m_depth;
+        return count;
+    }
 
     m_walkers.fetch_add(1);
     count = walk(*m_current.load());
@@ -180,23 +197,16 @@ uct_progress_queue::dispatch_shared() noexcept
     return count;
 }
 
-/* Inline in uct_worker_progress(): the single-thread path is the hot one */
+/* Inline in uct_worker_progress(): a solo callback is a tail call */
 __attribute__((always_inline)) inline unsigned
 uct_progress_queue::dispatch() noexcept
 {
-    unsigned count;
+    node *solo = m_solo.load(std::memory_order_acquire);
 
-    if (ucs_unlikely(!m_single)) {
-        return dispatch_shared();
+    if (ucs_likely(solo != nullptr)) {
+        return solo->func(solo->arg);
     }
-    if (ucs_unlikely(m_retiring.load(std::memory_order_relaxed)) &&
-        (m_depth == 0)) {
-        free_retired();
-    }
-    ++m_depth;
-    count = walk(*m_current.load(std::memory_order_acquire));
-    --m_depth;
-    return count;
+    return dispatch_walk();
 }
 
 size_t uct_progress_queue::size() const

@@ -26,6 +26,11 @@
  * in another: its dispatch does no atomic read-modify-write. A queue of a
  * shared worker counts the dispatches walking (m_walkers), and the last one
  * out, or the next add or remove, frees them.
+ *
+ * The common case, a single-thread queue of one callback (an interface's
+ * progress) with nothing to free, is one load and a tail call: m_solo names
+ * that callback; an add or a remove clears it, and the next dispatch that
+ * frees what they retired sets it again.
  */
 class uct_progress_queue {
 public:
@@ -66,8 +71,7 @@ private:
     void publish_locked(snapshot *next);
     void reclaim_locked();
     void free_retired_locked();
-    void free_retired() noexcept;
-    unsigned dispatch_shared() noexcept;
+    unsigned dispatch_walk() noexcept;
     inline unsigned walk(const snapshot &current);
 
     mutable std::mutex     m_lock;
@@ -79,6 +83,7 @@ private:
     uct_worker_cb_id_t     m_next_id = 0;
     const bool             m_single;      /* one thread dispatches */
     unsigned               m_depth = 0;   /* m_single: dispatches running */
+    std::atomic<node*>     m_solo{nullptr}; /* m_single: called alone */
 };
 
 

@@ -1388,6 +1388,90 @@ TEST_F(test_uct_core, worker_callback_removed_during_progress)
     EXPECT_EQ(2u, first.calls);
 }
 
+/* A callback registered alone is called without a walk of the list (the
+ * common case: one interface's progress); what it does to the list is seen
+ * as with a walk: removed from inside its call it is not called again, a
+ * second callback is called beside it, a oneshot one alone runs once, and a
+ * progress call nested in a lone callback runs it again */
+TEST_F(test_uct_core, worker_lone_callback)
+{
+    counter            lone, other, once;
+    uct_worker_cb_id_t id_lone  = UCS_CALLBACKQ_ID_NULL;
+    uct_worker_cb_id_t id_other = UCS_CALLBACKQ_ID_NULL;
+    uct_worker_cb_id_t id_once  = UCS_CALLBACKQ_ID_NULL;
+
+    create_worker();
+    uct_worker_progress_register_safe(m_worker, counter::callback, &lone, 0,
+                                      &id_lone);
+    for (unsigned i = 1; i <= 5; ++i) {
+        EXPECT_EQ(1u, uct_worker_progress(m_worker));
+        EXPECT_EQ(i, lone.calls);
+    }
+
+    /* a second one, then alone again */
+    uct_worker_progress_register_safe(m_worker, counter::callback, &other, 0,
+                                      &id_other);
+    EXPECT_EQ(2u, uct_worker_progress(m_worker));
+    EXPECT_EQ(1u, other.calls);
+    uct_worker_progress_unregister_safe(m_worker, &id_other);
+    EXPECT_EQ(1u, uct_worker_progress(m_worker));
+    EXPECT_EQ(1u, uct_worker_progress(m_worker));
+    EXPECT_EQ(1u, other.calls);
+    EXPECT_EQ(8u, lone.calls);
+
+    /* nested: the lone callback progresses the worker once more */
+    {
+        struct nest {
+            uct_worker_h worker;
+            unsigned     depth = 0, calls = 0;
+
+            static unsigned callback(void *arg)
+            {
+                auto *self = static_cast<nest*>(arg);
+
+                ++self->calls;
+                if (self->depth++ == 0) {
+                    uct_worker_progress(self->worker);
+                }
+                --self->depth;
+                return 1;
+            }
+        } n{m_worker};
+        uct_worker_cb_id_t id_nest = UCS_CALLBACKQ_ID_NULL;
+
+        uct_worker_progress_unregister_safe(m_worker, &id_lone);
+        uct_worker_progress_register_safe(m_worker, nest::callback, &n, 0,
+                                          &id_nest);
+        EXPECT_EQ(1u, uct_worker_progress(m_worker)); /* the walk */
+        EXPECT_EQ(1u, uct_worker_progress(m_worker)); /* alone */
+        EXPECT_EQ(4u, n.calls);
+        uct_worker_progress_unregister_safe(m_worker, &id_nest);
+        EXPECT_EQ(0u, uct_worker_progress(m_worker));
+        EXPECT_EQ(4u, n.calls);
+    }
+
+    /* removed from inside its own call, alone */
+    uct_worker_progress_register_safe(m_worker, counter::callback, &lone, 0,
+                                      &id_lone);
+    EXPECT_EQ(1u, uct_worker_progress(m_worker));
+    EXPECT_EQ(1u, uct_worker_progress(m_worker));
+    lone.worker    = m_worker;
+    lone.remove_id = &id_lone;
+    EXPECT_EQ(1u, uct_worker_progress(m_worker));
+    EXPECT_EQ(UCS_CALLBACKQ_ID_NULL, id_lone);
+    EXPECT_EQ(0u, uct_worker_progress(m_worker));
+    EXPECT_EQ(0u, uct_worker_progress(m_worker));
+    EXPECT_EQ(11u, lone.calls);
+
+    /* a oneshot callback alone runs once */
+    uct_worker_progress_register_safe(m_worker, counter::callback, &once,
+                                      UCS_CALLBACKQ_FLAG_ONESHOT, &id_once);
+    EXPECT_EQ(1u, uct_worker_progress(m_worker));
+    EXPECT_EQ(0u, uct_worker_progress(m_worker));
+    EXPECT_EQ(0u, uct_worker_progress(m_worker));
+    EXPECT_EQ(1u, once.calls);
+}
+
 /* Callbacks come and go from another thread while this one progresses the
  * worker: each registered callback runs, nothing is called after the
  * list dropped it for good, and the sanitizers see no race */

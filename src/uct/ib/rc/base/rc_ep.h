@@ -289,10 +289,6 @@ ucs_status_t uct_rc_ep_post_signal(uct_rc_ep *ep);
 ucs_status_t uct_rc_ep_post(uct_rc_ep *ep, uct_rc_wr_t *wr, uct_rc_op_t op,
                             unsigned cost);
 
-/** Deliver what @a op waited for, with @a status */
-void uct_rc_ep_retire(uct_rc_ep *ep, const uct_rc_op_t &op,
-                      ucs_status_t status);
-
 /** Every operation waiting, retired with @a status */
 void uct_rc_ep_retire_all(uct_rc_ep *ep, ucs_status_t status);
 
