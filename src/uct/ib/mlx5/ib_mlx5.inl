@@ -13,6 +13,7 @@
 #include <ucs/sys/compiler_def.h>
 
 #include <endian.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -82,29 +83,26 @@ static inline uint32_t uct_ib_mlx5_cqe_qpn(const struct mlx5_cqe64 *cqe)
  */
 
 /** The control segment of the WQE at @a pi of @a txwq: @a opcode with
- *  @a opmod and the WQE's size in @a ds 16-byte units; its flags follow,
- *  uct_ib_mlx5_set_ctrl_flags(). */
+ *  @a opmod, the WQE's size in @a ds 16-byte units, the completion and
+ *  fence flags @a fm_ce_se, no signature, stream or immediate (one
+ *  8-byte store). */
 static inline void
 uct_ib_mlx5_set_ctrl_seg(struct mlx5_wqe_ctrl_seg *ctrl,
                          const uct_ib_mlx5_txwq_t *txwq, uint16_t pi,
-                         uint8_t opcode, uint8_t opmod, unsigned ds)
+                         uint8_t opcode, uint8_t opmod, unsigned ds,
+                         uint8_t fm_ce_se)
 {
-    ctrl->opmod_idx_opcode      = htobe32((uint32_t(opmod) << 24) |
-                                          (uint32_t(pi) << 8) | opcode);
-    ctrl->qpn_ds                = htobe32(txwq->qpn_ds | ds);
-    ctrl->signature             = 0;
-    ctrl->dci_stream_channel_id = 0;
-}
+    /* signature, dci_stream_channel_id, fm_ce_se (its byte 3), imm */
+    const uint64_t second = htobe64(uint64_t(fm_ce_se) << 32);
 
-/** The rest of the control segment: the completion and fence flags
- *  @a fm_ce_se, no immediate. Separate so that a caller computes the flags
- *  from its state once the segment's first stores are done, as the fast
- *  path's instruction count wants. */
-static inline void uct_ib_mlx5_set_ctrl_flags(struct mlx5_wqe_ctrl_seg *ctrl,
-                                              uint8_t fm_ce_se)
-{
-    ctrl->fm_ce_se = fm_ce_se;
-    ctrl->imm      = 0;
+    static_assert(offsetof(struct mlx5_wqe_ctrl_seg, signature) == 8 &&
+                  offsetof(struct mlx5_wqe_ctrl_seg, fm_ce_se) == 11 &&
+                  sizeof(struct mlx5_wqe_ctrl_seg) == 16,
+                  "the PRM's control segment");
+    ctrl->opmod_idx_opcode = htobe32((uint32_t(opmod) << 24) |
+                                     (uint32_t(pi) << 8) | opcode);
+    ctrl->qpn_ds           = htobe32(txwq->qpn_ds | ds);
+    memcpy(&ctrl->signature, &second, sizeof(second));
 }
 
 /** A remote address segment at @a seg; the byte after it. */

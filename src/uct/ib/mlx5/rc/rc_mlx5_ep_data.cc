@@ -38,7 +38,7 @@ ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id,
     uct_rc_mlx5_iface *iface  = ep_iface(ep);
 
     /* a usable endpoint, valid arguments: written in place */
-    if (ucs_likely((ep->failed == UCS_OK) && ep->connected &&
+    if (ucs_likely(ep->usable &&
                    (id < UCT_AM_ID_MAX) &&
                    (hdr_len + length <= iface->max_inline))) {
         const unsigned bbs = uct_rc_mlx5_inline_bbs(false, hdr_len + length);
@@ -52,7 +52,7 @@ ucs_status_t uct_rc_mlx5_ep_am_short(uct_ep_h tl_ep, uint8_t id,
             uct_rc_mlx5_post_short<true, false>(
                     iface, ep, MLX5_OPCODE_SEND, 0, 0, am_hdr, header, payload,
                     length, bbs);
-            uct_rc_ep_am_sent(ep, am_hdr);
+            uct_rc_ep_am_sent(ep);
             return UCS_OK;
         }
     }
@@ -70,7 +70,7 @@ ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     size_t            length;
 
     /* a usable endpoint: a control and a data segment, 1 block */
-    if (ucs_likely((ep->failed == UCS_OK) && ep->connected &&
+    if (ucs_likely(ep->usable &&
                    (id < UCT_AM_ID_MAX))) {
         uint8_t hdr;
 
@@ -91,7 +91,7 @@ ssize_t uct_rc_mlx5_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         uct_rc_mlx5_post_data<false>(iface, ep, MLX5_OPCODE_SEND, 0, 0, buf,
                                      sizeof(hdr) + length,
                                      iface->tx_bufs->lkey_be());
-        uct_rc_ep_am_sent(ep, hdr);
+        uct_rc_ep_am_sent(ep);
         return length;
     }
     return uct_rc_ep_am_bcopy(tl_ep, id, pack_cb, arg, flags);
@@ -105,7 +105,7 @@ ucs_status_t uct_rc_mlx5_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     uct_rc_mlx5_iface *iface = ep_iface(ep);
 
     /* a usable endpoint, a valid length: written in place */
-    if (ucs_likely((ep->failed == UCS_OK) && ep->connected &&
+    if (ucs_likely(ep->usable &&
                    (length <= iface->max_inline))) {
         const unsigned bbs = uct_rc_mlx5_inline_bbs(true, length);
 
@@ -136,7 +136,7 @@ ucs_status_t uct_rc_mlx5_ep_get_bcopy(uct_ep_h tl_ep,
     /* a usable endpoint, a valid length: control, remote address and data
      * segments, 1 block; the data lands in a bounce buffer, unpacked when
      * the read completes */
-    if (ucs_likely((ep->failed == UCS_OK) && ep->connected &&
+    if (ucs_likely(ep->usable &&
                    (length <= iface->seg_size))) {
         void *buf;
 
@@ -172,7 +172,7 @@ ucs_status_t atomic64_add(uct_ep_h tl_ep, uint64_t value,
     uct_rc_mlx5_iface *iface = ep_iface(ep);
     void              *buf;
 
-    if (ucs_unlikely((ep->failed != UCS_OK) || !ep->connected ||
+    if (ucs_unlikely(!ep->usable ||
                      (remote_addr % sizeof(uint64_t)))) {
         return (result == nullptr) ?
                uct_rc_ep_atomic64_post(tl_ep, UCT_ATOMIC_OP_ADD, value,

@@ -63,6 +63,18 @@ __attribute__((noinline)) unsigned txq_poll(uct_rc_mlx5_iface *iface)
     return count;
 }
 
+/* The send completions when no message arrived, and what their credits
+ * let go */
+__attribute__((noinline)) unsigned txq_only_poll(uct_rc_mlx5_iface *iface)
+{
+    const unsigned count = txq_poll(iface);
+
+    if (ucs_unlikely(iface->dispatch_due)) {
+        uct_rc_iface_dispatch_pending(iface);
+    }
+    return count;
+}
+
 /* The send completions; the check inline, so that a call that finds none
  * stays short */
 inline unsigned txq_progress(uct_rc_mlx5_iface *iface)
@@ -70,31 +82,32 @@ inline unsigned txq_progress(uct_rc_mlx5_iface *iface)
     return iface->tx_cq.ready() ? txq_poll(iface) : 0;
 }
 
-inline unsigned iface_progress(uct_rc_mlx5_iface *iface)
+/* A message arrived: the receives first, as UCX's RC does; the send
+ * completions too once half the send CQ's credits are held, else a receive
+ * on every call (a ping-pong) would leave them unpolled until the credits
+ * run out, with every WQE asking for a completion on the way there */
+__attribute__((noinline)) unsigned rx_progress(uct_rc_mlx5_iface *iface)
 {
-    unsigned count;
+    unsigned count = iface->rx->progress(UCT_RC_IFACE_PROGRESS_BATCH);
 
-    /* receives first, as UCX's RC does; the send completions too once
-     * half the send CQ's credits are held, else a receive on every call (a
-     * ping-pong) would leave them unpolled until the credits run out, with
-     * every WQE asking for a completion on the way there */
-    if (iface->rx_cq.ready()) {
-        count = iface->rx->progress(UCT_RC_IFACE_PROGRESS_BATCH);
-        if (ucs_unlikely(iface->tx_cq_avail <= iface->tx_cq_low)) {
-            count += txq_progress(iface);
-        }
-        if (ucs_unlikely(iface->dispatch_due)) {
-            uct_rc_iface_dispatch_pending(iface); /* a grant may have opened
-                                                     a window */
-        }
-        return count;
+    if (ucs_unlikely(iface->tx_cq_avail <= iface->tx_cq_low)) {
+        count += txq_progress(iface);
     }
-
-    count = txq_progress(iface);
-    if (ucs_unlikely(iface->dispatch_due) && (count > 0)) {
-        uct_rc_iface_dispatch_pending(iface);
+    if (ucs_unlikely(iface->dispatch_due)) {
+        uct_rc_iface_dispatch_pending(iface); /* a grant may have opened
+                                                 a window */
     }
     return count;
+}
+
+__attribute__((always_inline)) inline unsigned
+iface_progress(uct_rc_mlx5_iface *iface)
+{
+    /* tail calls, so that a call that finds nothing saves no registers */
+    if (iface->rx_cq.ready()) {
+        return rx_progress(iface);
+    }
+    return iface->tx_cq.ready() ? txq_only_poll(iface) : 0;
 }
 
 /* The worker's callback: the progress itself, one call less than through

@@ -156,10 +156,9 @@ void uct_rc_mlx5_txq_post(uct_rc_mlx5_ep *ep, const uct_rc_wr_t *wr)
 
     ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(base);
     uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, pi, mlx5_opcode(wr->opcode),
-                             opmod, (p - base) / dsize);
-    uct_ib_mlx5_set_ctrl_flags(ctrl,
-                               (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
-                               (wr->fence ? MLX5_WQE_CTRL_FENCE : 0));
+                             opmod, (p - base) / dsize,
+                             (wr->signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+                             (wr->fence ? MLX5_WQE_CTRL_FENCE : 0));
 
     if (base == aside) {
         memcpy(wqe, aside, room);

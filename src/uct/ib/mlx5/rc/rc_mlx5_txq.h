@@ -91,10 +91,9 @@ uct_rc_mlx5_post_short(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
 
     auto *ctrl = reinterpret_cast<struct mlx5_wqe_ctrl_seg*>(wqe);
     const bool signaled = uct_rc_ep_signal_next(iface, ep);
-    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, sn, opcode, 0, ds);
-    uct_ib_mlx5_set_ctrl_flags(ctrl,
-                               (signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
-                               (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0));
+    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, sn, opcode, 0, ds,
+                             (signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+                             (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0));
 
     uct_rc_mlx5_ring_doorbell(ep, wqe, sn + bbs, bbs);
     uct_rc_ep_posted(iface, ep, sn, bbs, signaled);
@@ -138,9 +137,9 @@ uct_rc_mlx5_post_data(uct_rc_mlx5_iface *iface, uct_rc_mlx5_ep *ep,
                              lkey_be);
     p += sizeof(struct mlx5_wqe_data_seg);
 
-    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, sn, opcode, 0, (p - wqe) / 16);
-    uct_ib_mlx5_set_ctrl_flags(ctrl, MLX5_WQE_CTRL_CQ_UPDATE |
-                                     (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0));
+    uct_ib_mlx5_set_ctrl_seg(ctrl, &ep->txwq, sn, opcode, 0, (p - wqe) / 16,
+                             MLX5_WQE_CTRL_CQ_UPDATE |
+                             (ep->fence_next ? MLX5_WQE_CTRL_FENCE : 0));
 
     uct_rc_mlx5_ring_doorbell(ep, wqe, sn + 1, 1);
     uct_rc_ep_posted(iface, ep, sn, 1, true); /* it has a buffer to give back */

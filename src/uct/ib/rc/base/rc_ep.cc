@@ -70,6 +70,7 @@ void fail(uct_rc_ep *ep, const uct_rc_completion_t &c)
     }
 
     ep->failed = status;
+    uct_rc_ep_update_usable(ep);
     if (c.syndrome >= 0) {
         snprintf(syndrome, sizeof(syndrome),
                  "syndrome 0x%x vendor syndrome 0x%x", c.syndrome,
@@ -347,7 +348,8 @@ ucs_status_t uct_rc_ep_data_init(uct_rc_ep *ep, unsigned slots,
     uct_rc_iface *iface = uct_rc_ep_iface(ep);
     ucs_status_t status;
 
-    ep->fc_wnd     = iface->rc.fc_wnd_size;
+    ep->fc_wnd     = iface->rc.fc_enable ? int(iface->rc.fc_wnd_size) :
+                                           UCT_RC_EP_FC_UNBOUNDED;
     ep->sq_avail   = sq_avail;
     ep->sq_mask    = slots - 1;
     ep->ci_sn      = ep->sn;

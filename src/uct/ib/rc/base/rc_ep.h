@@ -30,6 +30,7 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/compiler_def.h>
 
+#include <climits>
 #include <deque>
 #include <memory>
 #include <new>
@@ -53,11 +54,17 @@ struct uct_rc_wqe_slot {
 /* An RC endpoint's address: its QP number, 24 bits */
 #define UCT_RC_EP_ADDR_LEN 3
 
+/* The window of an endpoint without flow control */
+constexpr int UCT_RC_EP_FC_UNBOUNDED = INT_MAX;
+
 /* An endpoint owns one QP, which its transport adds */
 struct uct_rc_ep : uct_ep {
     uint32_t                       qpn        = 0;
     uint8_t                        path_index = 0; /* UCT_EP_PARAM */
     bool                           connected  = false;
+    bool                           usable     = false; /* connected, not
+                                                          failed: the fast
+                                                          paths' one test */
 
     /* Data path: operations waiting for their WQE's completion, in the
      * order posted (only those with something to do then); the next WQE
@@ -105,6 +112,12 @@ static inline uct_rc_iface *uct_rc_ep_iface(const uct_rc_ep *ep)
     return static_cast<uct_rc_iface*>(ep->iface);
 }
 
+/** After a change of @a ep's connected or failed */
+static inline void uct_rc_ep_update_usable(uct_rc_ep *ep)
+{
+    ep->usable = ep->connected && (ep->failed == UCS_OK);
+}
+
 static inline uct_rc_ep *uct_rc_ep_of(uct_ep_h tl_ep)
 {
     return static_cast<uct_rc_ep*>(tl_ep);
@@ -125,39 +138,36 @@ static inline unsigned uct_rc_ep_wr_cost(const uct_rc_ep *ep,
 }
 
 /** An active message's header: its id, and flow control. Takes a credit;
- *  false when the window is empty */
+ *  false when the window is empty. Without flow control the window is
+ *  unbounded and both thresholds 0, so one comparison serves both */
 static inline bool uct_rc_ep_am_header(uct_rc_ep *ep, uint8_t id,
                                        uint8_t *hdr_p)
 {
     const uct_rc_iface *iface = uct_rc_ep_iface(ep);
-    uint8_t            hdr    = id;
+    uint8_t            hdr    = id |
+                                (ep->fc_grant_due ? UCT_RC_FC_GRANT : 0);
 
-    if (iface->rc.fc_enable) {
-        if (ep->fc_wnd <= 0) {
+    if (ucs_unlikely(ep->fc_wnd <= iface->fc_soft_thresh)) {
+        if (!iface->rc.fc_enable) {
+            ep->fc_wnd = UCT_RC_EP_FC_UNBOUNDED;
+        } else if (ep->fc_wnd <= 0) {
             return false;
-        }
-        if (ucs_unlikely(ep->fc_wnd == iface->fc_soft_thresh)) {
+        } else if (ep->fc_wnd == iface->fc_soft_thresh) {
             hdr |= UCT_RC_FC_SOFT_REQ;
-        } else if (ucs_unlikely(ep->fc_wnd == iface->fc_hard_thresh)) {
+        } else if (ep->fc_wnd == iface->fc_hard_thresh) {
             hdr |= UCT_RC_FC_HARD_REQ;
         }
-    }
-    if (ep->fc_grant_due) {
-        hdr |= UCT_RC_FC_GRANT; /* piggybacked: no grant of its own needed */
     }
     *hdr_p = hdr;
     return true;
 }
 
-/** The message with that header was posted */
-static inline void uct_rc_ep_am_sent(uct_rc_ep *ep, uint8_t hdr)
+/** The message with uct_rc_ep_am_header()'s header was posted: its credit
+ *  taken, the grant it carried if one was due no longer due */
+static inline void uct_rc_ep_am_sent(uct_rc_ep *ep)
 {
-    if (uct_rc_ep_iface(ep)->rc.fc_enable) {
-        --ep->fc_wnd;
-    }
-    if (hdr & UCT_RC_FC_GRANT) {
-        ep->fc_grant_due = false;
-    }
+    --ep->fc_wnd;
+    ep->fc_grant_due = false;
 }
 
 /** Whether the next WQE on @a ep asks for a completion (one with
@@ -345,6 +355,7 @@ uct_rc_ep_connected(uct_rc_ep *ep, ucs_status_t status, uint32_t dest_qpn,
                     const struct ibv_ah_attr *ah_attr)
 {
     ep->connected = (status == UCS_OK);
+    uct_rc_ep_update_usable(ep);
     ep->dest_qpn  = dest_qpn;
     ep->peer_ah   = *ah_attr;
     return status;

@@ -28,7 +28,7 @@ ucs_status_t post_am_short(uct_rc_ep *ep, uct_rc_wr_t *wr, uint8_t id,
 
     status = uct_rc_ep_post(ep, wr, {}, cost);
     if (status == UCS_OK) {
-        uct_rc_ep_am_sent(ep, *hdr);
+        uct_rc_ep_am_sent(ep);
     }
     return status;
 }
@@ -120,7 +120,7 @@ ssize_t uct_rc_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     wr.opcode = UCT_RC_OP_SEND;
     length    = uct_rc_ep_post_bcopy(ep, &wr, &hdr, sizeof(hdr), pack_cb, arg);
     if (length >= 0) {
-        uct_rc_ep_am_sent(ep, hdr);
+        uct_rc_ep_am_sent(ep);
     }
     return length;
 }
@@ -182,6 +182,6 @@ ucs_status_t uct_rc_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
         }
         return status;
     }
-    uct_rc_ep_am_sent(ep, hdr[0]);
+    uct_rc_ep_am_sent(ep);
     return UCS_INPROGRESS;
 }

@@ -21,6 +21,7 @@ ucs_status_t uct_rc_ep_flush(uct_ep_h tl_ep, unsigned flags,
             const uct_rc_iface_ops_t *rc_ops = uct_rc_ep_iface(ep)->rc_ops;
 
             ep->failed = UCS_ERR_CANCELED;
+            uct_rc_ep_update_usable(ep);
             uct_rc_ep_retire_all(ep, UCS_ERR_CANCELED);
             ep->pending.clear();
             if (rc_ops->ep_to_error != nullptr) {

@@ -186,8 +186,11 @@ ucs_status_t uct_rc_iface_data_init(uct_rc_iface *iface)
                                           UCT_RC_EP_MAX_INLINE);
     iface->tx_cq_avail = iface->rc.tx_queue_len;
     iface->tx_cq_low   = iface->rc.tx_queue_len / 2;
-    iface->fc_soft_thresh = iface->rc.fc_wnd_size / 2;
-    iface->fc_hard_thresh = iface->rc.fc_wnd_size / 4;
+    if (iface->rc.fc_enable) {
+        /* a window of 1 asks for its grant too */
+        iface->fc_soft_thresh = std::max(1, int(iface->rc.fc_wnd_size / 2));
+        iface->fc_hard_thresh = int(iface->rc.fc_wnd_size / 4);
+    }
 
     status = uct_rc_buf_pool::create(*iface->md->dev, iface->port_num,
                                      iface->md->pd, iface->seg_size,

@@ -919,6 +919,40 @@ TEST_P(test_rc_data, flow_control_window)
     }
 }
 
+/* A window of one message asks for its grant with that message: each send
+ * waits for the last one's grant, none is lost, and the window never
+ * holds more than one */
+TEST_P(test_rc_data, flow_control_window_of_one)
+{
+    constexpr int count = 50;
+
+    for (const char *tl : rc_transports) {
+        SCOPED_TRACE(tl);
+        am_receiver rx;
+        int         sent = 0;
+
+        connect_ab(tl, {{"FC_WND_SIZE", "1"}});
+        ASSERT_EQ(UCS_OK, uct_iface_set_am_handler(m_ib, 0, am_receiver::cb,
+                                                   &rx, 0));
+        ASSERT_EQ(UCS_OK, uct_ep_am_short(m_ea, 0, sent++, nullptr, 0));
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_am_short(m_ea, 0, sent, nullptr,
+                                                       0))
+                << "the window holds one message";
+        wait_progress([&] {
+            if ((sent < count) &&
+                (uct_ep_am_short(m_ea, 0, sent, nullptr, 0) == UCS_OK)) {
+                ++sent;
+            }
+            return rx.messages.size() == count;
+        }, "every message, one grant each");
+        for (int i = 0; i < count; ++i) {
+            uint64_t header;
+            memcpy(&header, rx.messages[i].data(), 8);
+            ASSERT_EQ(uint64_t(i), header);
+        }
+    }
+}
+
 /* Without flow control a receiver out of buffers answers RNR NAKs: the
  * sender retries (7: forever) and everything arrives in order; with no RNR
  * retry the endpoint fails */
