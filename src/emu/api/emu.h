@@ -384,13 +384,6 @@ bool uct_ib_emu_engine_step();
  * number of passes that did work */
 unsigned uct_ib_emu_engine_run();
 
-/* What the engine's thread does when it finds a program polling the
- * device in memory beside it on a loaded machine (its idle yields lose the
- * core): each thread that opened a device since uct_ib_emu_reset() and did
- * not give way yet gets UCX_IB_EMU_USER_NICE (10) more nice, at most 19; how
- * many did now (0 with the knob at 0) */
-unsigned uct_ib_emu_engine_starved();
-
 /* The emulator's clock, in nanoseconds, and a jump forward (step mode) */
 uint64_t uct_ib_emu_clock_now();
 void uct_ib_emu_clock_advance(uint64_t ns);

@@ -24,13 +24,10 @@
 #include <ucs/config/parser.h>
 
 #include <poll.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
-#include <vector>
 
 
 namespace uct_ib_emu {
@@ -57,8 +54,7 @@ inline void cpu_relax()
 }
 
 struct engine_config {
-    double   clock_scale;
-    unsigned user_nice;
+    double clock_scale;
 };
 
 ucs_config_field_t engine_config_table[] = {
@@ -66,13 +62,6 @@ ucs_config_field_t engine_config_table[] = {
      "How much faster than real time the emulated device's clock runs (its\n"
      "ack and RNR timers), when its engine runs on its own thread.",
      offsetof(engine_config, clock_scale), UCS_CONFIG_TYPE_DOUBLE},
-
-    {"IB_EMU_USER_NICE", "10",
-     "When a program that polls the device in memory starves the engine's\n"
-     "thread of the cores, the nice value of the program's threads that\n"
-     "opened a device goes up by this much (at most 19), once: the device's\n"
-     "processor then runs first when both can. 0: never.",
-     offsetof(engine_config, user_nice), UCS_CONFIG_TYPE_UINT},
 
     UCS_CONFIG_EMPTY_FIELD
 };
@@ -114,8 +103,8 @@ constexpr auto     NAP          = std::chrono::microseconds(10);
 constexpr auto     NAP_HOLD    = std::chrono::seconds(1);
 
 /* Account an idle yield that took @a took, starting at @a now: nap from
- * now on if the yields of the current window lost too much (true then) */
-bool yield_lost(steady::duration took, steady::time_point now,
+ * now on if the yields of the current window lost too much */
+void yield_lost(steady::duration took, steady::time_point now,
                 steady::time_point *window_start, steady::duration *lost,
                 steady::time_point *nap_until)
 {
@@ -129,9 +118,7 @@ bool yield_lost(steady::duration took, steady::time_point now,
     if (*lost > LOST_MAX) {
         *nap_until = now + NAP_HOLD;
         *lost      = steady::duration(0);
-        return true;
     }
-    return false;
 }
 
 /* Sleep for a while, or until a packet from another host arrives */
@@ -152,33 +139,6 @@ void idle_wait(emu_state &s, std::chrono::microseconds sleep)
     if (ppoll(&pfd, 1, &ts, nullptr) > 0) {
         s.fabric->net().readable();
     }
-}
-
-bool read_config(engine_config *config)
-{
-    if (ucs_config_parser_fill_opts(config, engine_config_table,
-                                    UCS_DEFAULT_ENV_PREFIX, "") != UCS_OK) {
-        return false;
-    }
-    ucs_config_parser_release_opts(config, engine_config_table);
-    return true;
-}
-
-double default_clock_scale()
-{
-    engine_config config = {1.0, 0};
-
-    if (!read_config(&config)) {
-        return 1.0;
-    }
-    return (config.clock_scale > 0) ? config.clock_scale : 1.0;
-}
-
-unsigned default_user_nice()
-{
-    engine_config config = {1.0, 0};
-
-    return read_config(&config) ? config.user_nice : 0;
 }
 
 /* The engine thread and its mode */
@@ -221,63 +181,7 @@ public:
         m_thread.join();
     }
 
-    /* The calling thread of the program opened a device: it is one that
-     * polls it */
-    void user_opened()
-    {
-        const pid_t tid = gettid();
-        std::lock_guard<std::mutex> g(m_users_lock);
-
-        for (const auto &u : m_users) {
-            if (u.tid == tid) {
-                return;
-            }
-        }
-        if (m_users.size() < USERS_MAX) {
-            m_users.push_back({tid, false});
-        }
-    }
-
-    /* The program polls in memory beside the engine on a loaded machine:
-     * its threads that opened a device give way to the engine, each once
-     * (a lower nice value again takes a privilege); how many did now */
-    unsigned lower_users()
-    {
-        std::lock_guard<std::mutex> g(m_users_lock);
-        unsigned count = 0;
-
-        if (m_user_nice == 0) {
-            return 0;
-        }
-        for (auto &u : m_users) {
-            if (u.lowered) {
-                continue;
-            }
-            u.lowered = true;
-            if (user_thread_lower(u.tid, int(m_user_nice))) {
-                ++count;
-            } else {
-                ucs_debug("emulated device: thread %d keeps its nice value: %m",
-                          u.tid);
-            }
-        }
-        return count;
-    }
-
-    void users_forget()
-    {
-        std::lock_guard<std::mutex> g(m_users_lock);
-        m_users.clear();
-    }
-
 private:
-    static constexpr size_t USERS_MAX = 64;
-
-    struct user {
-        pid_t tid;
-        bool  lowered;
-    };
-
     void loop()
     {
         emu_state &s  = state();
@@ -307,10 +211,8 @@ private:
                     idle_wait(s, NAP);
                 } else {
                     spin_once(s);
-                    if (yield_lost(steady::now() - before, before,
-                                   &window_start, &lost, &nap_until)) {
-                        lower_users();
-                    }
+                    yield_lost(steady::now() - before, before, &window_start,
+                               &lost, &nap_until);
                 }
             } else {
                 idle_wait(s, sleep);
@@ -319,12 +221,9 @@ private:
         }
     }
 
-    std::mutex         m_life;
-    std::thread        m_thread;
-    std::atomic<bool>  m_stop{false};
-    std::mutex         m_users_lock; /* after the others */
-    std::vector<user>  m_users;      /* threads that opened a device */
-    unsigned           m_user_nice = default_user_nice();
+    std::mutex        m_life;
+    std::thread       m_thread;
+    std::atomic<bool> m_stop{false};
 };
 
 engine_ctl &ctl()
@@ -333,6 +232,16 @@ engine_ctl &ctl()
     return c;
 }
 
+double default_clock_scale()
+{
+    engine_config config = {1.0};
+
+    if (ucs_config_parser_fill_opts(&config, engine_config_table,
+                                    UCS_DEFAULT_ENV_PREFIX, "") != UCS_OK) {
+        return 1.0;
+    }
+    return (config.clock_scale > 0) ? config.clock_scale : 1.0;
+}
 
 /* Move the clock with the real time (the thread) */
 void clock_follow(emu_state &s)
@@ -418,12 +327,6 @@ void engine_context_opened()
     if (!step_mode) {
         ctl().start_locked();
     }
-    ctl().user_opened();
-}
-
-void engine_users_forget()
-{
-    ctl().users_forget();
 }
 
 void engine_context_closed()
@@ -481,11 +384,6 @@ bool uct_ib_emu_engine_step()
     guard g(s.lock);
 
     return engine_pass_locked(s);
-}
-
-unsigned uct_ib_emu_engine_starved()
-{
-    return ctl().lower_users();
 }
 
 unsigned uct_ib_emu_engine_run()

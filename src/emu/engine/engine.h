@@ -37,7 +37,6 @@
 #include <uct/ib/mlx5/dv/wqe_ext.h>
 
 #include <endian.h>
-#include <sys/types.h>
 
 
 namespace uct_ib_emu {
@@ -473,18 +472,11 @@ bool engine_pass_locked(emu_state &s);
  * again from the configuration with the topology (s.lock held) */
 void engine_context_opened();
 void engine_context_closed();
-
-/* The threads that opened a device are forgotten (uct_ib_emu_reset) */
-void engine_users_forget();
 void engine_clock_reset_locked(emu_state &s);
 
 /* On the engine thread: ask the kernel to serve its wake-ups promptly
  * (engine_thread.cc) */
 void engine_thread_tune();
-
-/* Raise the nice value of the program's thread @a tid by @a steps (at most
- * to 19); false if it failed or the thread is gone (engine_thread.cc) */
-bool user_thread_lower(pid_t tid, int steps);
 
 
 } // namespace uct_ib_emu

@@ -4,23 +4,14 @@
  * sched_runtime as a SCHED_OTHER thread's slice; a thread with a short slice
  * preempts a running one when it wakes) and for precise timers. An older
  * kernel refuses or ignores the slice: the engine then runs with the
- * defaults, and nothing else changes. Its nice value stays what it
- * inherited: lowering it takes a privilege.
- *
- * A program that polls its CQs in memory on a loaded machine competes with
- * the engine for the cores; the engine then lowers the weight of the
- * program's threads that opened a device (raising their nice value needs
- * no privilege), so that the device's processor runs first when both can.
+ * defaults, and nothing else changes.
  *
  * Its own translation unit, which includes no model header: the kernel's
  * struct sched_attr cannot be included beside the C library's <sched.h>,
  * which <thread> brings.
  */
 #include <linux/sched/types.h>
-#include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,7 +30,9 @@ void engine_thread_tune()
 #if defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
     struct sched_attr attr = {};
 
-    /* the policy and nice value as they are, the slice ours */
+    /* the policy and the nice value it inherited as they are (a lower nice
+     * value takes a privilege, and asking for one would refuse the slice
+     * too), the slice ours */
     if ((syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) == 0) &&
         (attr.sched_policy == 0 /* SCHED_OTHER */)) {
         attr.size          = sizeof(attr);
@@ -49,19 +42,6 @@ void engine_thread_tune()
     }
 #endif
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-}
-
-bool user_thread_lower(pid_t tid, int steps)
-{
-    int nice;
-
-    errno = 0;
-    nice  = getpriority(PRIO_PROCESS, tid);
-    if ((nice == -1) && (errno != 0)) {
-        return false; /* gone */
-    }
-    return (nice >= 19) ||
-           (setpriority(PRIO_PROCESS, tid, std::min(19, nice + steps)) == 0);
 }
 
 } // namespace uct_ib_emu

@@ -550,7 +550,6 @@ ucs_status_t uct_ib_emu_set_topology(const uct_ib_emu_topology_t &topology)
 
 ucs_status_t uct_ib_emu_reset()
 {
-    engine_users_forget();
     return uct_ib_emu_set_topology(uct_ib_emu_default_topology());
 }
 
