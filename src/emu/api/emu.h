@@ -323,6 +323,15 @@ struct uct_ib_emu_counters_t {
     uint64_t doorbells_seen    = 0;
     uint64_t bf_copies_checked = 0;
 
+    /* Polls of CQ rings in memory that waited for the engine (see
+     * uct_ib_emu_engine_set_poll_wait): pages taken from the program's view
+     * of its drained rings, polls that faulted there and waited, waits a
+     * CQE ended, waits that lasted their limit */
+    uint64_t poll_wait_taken   = 0;
+    uint64_t poll_wait_faults  = 0;
+    uint64_t poll_wait_written = 0;
+    uint64_t poll_wait_expired = 0;
+
     uint64_t cmd_count(uint16_t opcode) const;
     uint64_t cmd_failed_count(uint16_t opcode) const;
     unsigned qp_count(uint8_t state) const;
@@ -392,6 +401,24 @@ void uct_ib_emu_clock_advance(uint64_t ns);
  * is UCX_IB_EMU_CLOCK_SCALE (1), restored by uct_ib_emu_reset().
  * UCS_ERR_INVALID_PARAM unless scale > 0. */
 ucs_status_t uct_ib_emu_clock_set_scale(double scale);
+
+
+/* Whether a program's polls of CQ rings in memory wait for the engine in
+ * a page fault (docs/performance.md, "A spinning program beside the
+ * engine"): AUTO once the engine sees a spinning program starve it, NEVER,
+ * or ALWAYS while the engine thread idles (tests, measurements); and how
+ * long one wait lasts at most without a CQE. The defaults are
+ * UCX_IB_EMU_POLL_WAIT (auto) and UCX_IB_EMU_POLL_WAIT_MAX (500us),
+ * restored by uct_ib_emu_reset(). Where the kernel refuses userfaultfd, no
+ * poll ever waits. */
+enum uct_ib_emu_poll_wait_t {
+    UCT_IB_EMU_POLL_WAIT_AUTO,
+    UCT_IB_EMU_POLL_WAIT_NEVER,
+    UCT_IB_EMU_POLL_WAIT_ALWAYS
+};
+
+void uct_ib_emu_engine_set_poll_wait(uct_ib_emu_poll_wait_t mode,
+                                     uint64_t max_wait_us = 500);
 
 
 /* ------------------------------------------------------------------------

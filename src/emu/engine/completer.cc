@@ -252,6 +252,9 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
     dma_store_u8(slot + CQE_SIZE - 1,
                  static_cast<uint8_t>((d.opcode << 4) | format | owner));
     ++c->exec.pi;
+    if (s.poll_wait.active()) {
+        s.poll_wait.written(c); /* a poll may wait for it */
+    }
     cq_event_check(s, c, d.solicited || (d.syndrome != 0));
     return true;
 }

@@ -17,10 +17,6 @@
 #include <emu/engine/engine.h>
 #include <emu/fabric/member.h>
 
-#ifdef HAVE_VALGRIND_H
-#  include <valgrind/valgrind.h>
-#endif
-
 #include <ucs/config/parser.h>
 
 #include <poll.h>
@@ -54,7 +50,22 @@ inline void cpu_relax()
 }
 
 struct engine_config {
-    double clock_scale;
+    double                 clock_scale;
+    int                    poll_wait; /* uct_ib_emu_poll_wait_t */
+    double                 poll_wait_max; /* seconds */
+};
+
+/* No poll waits for the engine longer than this, whatever it is told */
+constexpr double POLL_WAIT_LIMIT = 1.0;
+
+constexpr engine_config ENGINE_DEFAULTS = {1.0, UCT_IB_EMU_POLL_WAIT_AUTO,
+                                           500e-6};
+
+const char *poll_wait_names[] = {
+    [UCT_IB_EMU_POLL_WAIT_AUTO]   = "auto",
+    [UCT_IB_EMU_POLL_WAIT_NEVER]  = "never",
+    [UCT_IB_EMU_POLL_WAIT_ALWAYS] = "always",
+    nullptr
 };
 
 ucs_config_field_t engine_config_table[] = {
@@ -63,17 +74,20 @@ ucs_config_field_t engine_config_table[] = {
      "ack and RNR timers), when its engine runs on its own thread.",
      offsetof(engine_config, clock_scale), UCS_CONFIG_TYPE_DOUBLE},
 
+    {"IB_EMU_POLL_WAIT", "auto",
+     "When a program's polls of CQ rings in memory wait for the engine in a\n"
+     "page fault instead of spinning: auto - once a spinning program starves\n"
+     "the engine on a loaded machine, never, or always.",
+     offsetof(engine_config, poll_wait), UCS_CONFIG_TYPE_ENUM(poll_wait_names)},
+
+    {"IB_EMU_POLL_WAIT_MAX", "500us",
+     "How long a poll that waits for the engine in a page fault waits at most\n"
+     "without a CQE (it may wait for something else); a CQ whose poll waited\n"
+     "so long is left alone for 200 times as long.",
+     offsetof(engine_config, poll_wait_max), UCS_CONFIG_TYPE_TIME},
+
     UCS_CONFIG_EMPTY_FIELD
 };
-
-bool running_on_valgrind()
-{
-#ifdef HAVE_VALGRIND_H
-    return RUNNING_ON_VALGRIND;
-#else
-    return false;
-#endif
-}
 
 /* One turn of the idle spin. On a fabric the peers' threads (the other
  * hosts' programs and engines) often share the cores with this one, and
@@ -121,24 +135,60 @@ void yield_lost(steady::duration took, steady::time_point now,
     }
 }
 
-/* Sleep for a while, or until a packet from another host arrives */
-void idle_wait(emu_state &s, std::chrono::microseconds sleep)
+/* Sleep for a while, or until a packet from another host arrives or a
+ * poll of a ring faults (@a poll_fd, model/poll_wait.h, or -1) */
+void idle_wait(emu_state &s, std::chrono::microseconds sleep, int poll_fd)
 {
-    struct pollfd pfd;
+    struct pollfd pfd[2];
     struct timespec ts;
+    nfds_t count = 0;
 
-    if (s.fabric == nullptr) {
+    if (s.fabric != nullptr) {
+        pfd[count].fd      = s.fabric->net().fd();
+        pfd[count].events  = POLLIN;
+        pfd[count].revents = 0;
+        ++count;
+    }
+    if (poll_fd >= 0) {
+        pfd[count].fd      = poll_fd;
+        pfd[count].events  = POLLIN;
+        pfd[count].revents = 0;
+        ++count;
+    }
+    if (count == 0) {
         std::this_thread::sleep_for(sleep);
         return;
     }
 
-    pfd.fd      = s.fabric->net().fd();
-    pfd.events  = POLLIN;
-    ts.tv_sec   = 0;
-    ts.tv_nsec  = sleep.count() * 1000;
-    if (ppoll(&pfd, 1, &ts, nullptr) > 0) {
+    ts.tv_sec  = 0;
+    ts.tv_nsec = sleep.count() * 1000;
+    if ((ppoll(pfd, count, &ts, nullptr) > 0) && (s.fabric != nullptr) &&
+        (pfd[0].revents != 0)) {
         s.fabric->net().readable();
     }
+}
+
+/* While the engine is starved, the polls of drained rings wait for it; the
+ * faults of those that do are read, and waits that lasted are ended. The
+ * descriptor to wait on, or -1; whether a poll waits (the engine then
+ * sleeps no longer than a nap: the core is free, and what the poll waits
+ * for may be a doorbell of another thread). */
+int poll_wait_update(emu_state &s, steady::time_point now, bool starved,
+                     bool *took, bool *waiting)
+{
+    guard g(s.lock);
+
+    if (starved) {
+        s.poll_wait.take_drained(s, now);
+        *took = true;
+    } else if (*took) {
+        s.poll_wait.give_back_all();
+        *took = false;
+    }
+    s.poll_wait.read_faults(now);
+    s.poll_wait.expire(now);
+    *waiting = s.poll_wait.waiting();
+    return s.poll_wait.fd();
 }
 
 /* The engine thread and its mode */
@@ -193,32 +243,52 @@ private:
         steady::time_point nap_until, before;
         steady::time_point window_start;
         steady::duration lost{0}; /* in slow yields since window_start */
-        bool did;
+        bool did, starved;
+        bool took    = false; /* pages of rings taken while starved */
+        bool waiting;         /* a poll waits in a fault */
+        uct_ib_emu_poll_wait_t mode;
+        int poll_fd;
 
         engine_thread_tune();
         while (!m_stop.load(std::memory_order_acquire)) {
             {
                 guard g(s.lock);
-                did = engine_pass_locked(s);
+                did     = engine_pass_locked(s);
+                poll_fd = s.poll_wait.fd();
             }
 
             if (did) {
                 idle  = 0;
                 sleep = std::chrono::microseconds(1);
-            } else if (++idle < spins) {
-                before = steady::now();
-                if (before < nap_until) {
-                    idle_wait(s, NAP);
-                } else {
-                    spin_once(s);
-                    yield_lost(steady::now() - before, before, &window_start,
-                               &lost, &nap_until);
-                }
-            } else {
-                idle_wait(s, sleep);
+                continue;
+            }
+
+            before  = steady::now();
+            mode    = s.poll_wait.mode();
+            starved = (mode == UCT_IB_EMU_POLL_WAIT_ALWAYS) ||
+                      ((mode == UCT_IB_EMU_POLL_WAIT_AUTO) &&
+                       (before < nap_until));
+            waiting = false;
+            if (starved || took) {
+                poll_fd = poll_wait_update(s, before, starved, &took,
+                                           &waiting);
+            }
+            if (waiting) {
+                idle_wait(s, NAP, poll_fd);
+            } else if (++idle >= spins) {
+                idle_wait(s, sleep, poll_fd);
                 sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);
+            } else if (before < nap_until) {
+                idle_wait(s, NAP, poll_fd);
+            } else {
+                spin_once(s);
+                yield_lost(steady::now() - before, before, &window_start,
+                           &lost, &nap_until);
             }
         }
+
+        guard g(s.lock);
+        s.poll_wait.give_back_all();
     }
 
     std::mutex        m_life;
@@ -232,15 +302,27 @@ engine_ctl &ctl()
     return c;
 }
 
-double default_clock_scale()
+engine_config default_config()
 {
-    engine_config config = {1.0};
+    engine_config config = ENGINE_DEFAULTS;
 
     if (ucs_config_parser_fill_opts(&config, engine_config_table,
                                     UCS_DEFAULT_ENV_PREFIX, "") != UCS_OK) {
-        return 1.0;
+        return ENGINE_DEFAULTS;
     }
-    return (config.clock_scale > 0) ? config.clock_scale : 1.0;
+    if (!(config.clock_scale > 0)) {
+        config.clock_scale = ENGINE_DEFAULTS.clock_scale;
+    }
+    if (!(config.poll_wait_max > 0)) {
+        config.poll_wait_max = ENGINE_DEFAULTS.poll_wait_max;
+    }
+    config.poll_wait_max = std::min(config.poll_wait_max, POLL_WAIT_LIMIT);
+    return config;
+}
+
+std::chrono::microseconds to_usec(double seconds)
+{
+    return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
 }
 
 /* Move the clock with the real time (the thread) */
@@ -347,7 +429,12 @@ void engine_context_closed()
 
 void engine_clock_reset_locked(emu_state &s)
 {
-    s.clock.scale = default_clock_scale();
+    const engine_config config = default_config();
+
+    s.clock.scale = config.clock_scale;
+    s.poll_wait.set_mode(static_cast<uct_ib_emu_poll_wait_t>(
+            config.poll_wait));
+    s.poll_wait.set_max_wait(to_usec(config.poll_wait_max));
 }
 
 } // namespace uct_ib_emu
@@ -376,6 +463,17 @@ ucs_status_t uct_ib_emu_engine_set_step_mode(bool step_mode)
         ctl().start_locked();
     }
     return UCS_OK;
+}
+
+void uct_ib_emu_engine_set_poll_wait(uct_ib_emu_poll_wait_t mode,
+                                     uint64_t max_wait_us)
+{
+    emu_state &s = state();
+    guard g(s.lock);
+
+    s.poll_wait.set_mode(mode);
+    s.poll_wait.set_max_wait(to_usec(std::min(max_wait_us * 1e-6,
+                                              POLL_WAIT_LIMIT)));
 }
 
 bool uct_ib_emu_engine_step()

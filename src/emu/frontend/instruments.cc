@@ -81,6 +81,10 @@ uct_ib_emu_counters_t uct_ib_emu_counters()
     counters.doorbell_errors   = s.engine.doorbell_errors;
     counters.doorbells_seen    = s.engine.doorbells_seen;
     counters.bf_copies_checked = s.engine.bf_copies_checked;
+    counters.poll_wait_taken   = s.poll_wait.counters().taken;
+    counters.poll_wait_faults  = s.poll_wait.counters().faults;
+    counters.poll_wait_written = s.poll_wait.counters().written;
+    counters.poll_wait_expired = s.poll_wait.counters().expired;
 
     for (const auto &ctx : s.contexts) {
         for (const auto &entry : ctx.second->objects) {

@@ -259,13 +259,13 @@ struct ibv_cq *cq_create(struct ibv_context *ibctx, int cqe, void *cq_context,
 
 int emu_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-    return with_object<cq>(ibcq, [cqe](emu_state &, cq *c) {
+    return with_object<cq>(ibcq, [cqe](emu_state &s, cq *c) {
         const uint32_t *dbrec = static_cast<uint32_t*>(c->dbrec.get());
         const uint32_t pi     = c->exec.pi;
         /* the consumer's index: the 24 bits of its doorbell record */
         const uint32_t ci     = pi - ((pi - dma_load_be32(
                 &dbrec[UCT_MLX5_CQ_DBR_SET_CI])) & 0xffffff);
-        dma_buffer buf;
+        dma_ring buf;
         uint32_t cnt;
 
         if ((cqe <= 0) || (cqe > MAX_CQE)) {
@@ -297,6 +297,7 @@ int emu_resize_cq(struct ibv_cq *ibcq, int cqe)
             op_own = (op_own & ~MLX5_CQE_OWNER_MASK) | ((i & cnt) ? 1 : 0);
         }
 
+        s.poll_wait.forget(c);
         c->buf        = std::move(buf);
         c->cqe_cnt    = cnt;
         c->exec.sw_ci = ci;
@@ -581,7 +582,7 @@ void init_obj_qp(const qp *q, struct mlx5dv_qp *out)
 
 void init_obj_cq(const cq *c, struct mlx5dv_cq *out)
 {
-    out->buf       = c->buf.get();
+    out->buf       = c->buf.user();
     out->dbrec     = static_cast<__be32*>(c->dbrec.get());
     out->cqe_cnt   = c->cqe_cnt;
     out->cqe_size  = c->cqe_size;
@@ -634,6 +635,7 @@ int emu_mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
             return EINVAL;
         }
         init_obj_cq(c, obj->cq.out);
+        c->polled_in_memory = true;
     }
 
     if (obj_type & MLX5DV_OBJ_SRQ) {

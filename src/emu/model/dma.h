@@ -53,6 +53,61 @@ private:
 };
 
 
+/* A ring the device writes and its user polls in memory (a CQ's): one
+ * shared-memory file mapped twice, the user's view (what the provider
+ * hands out) and the device's own, so that a page of the user's view can be
+ * taken away while the device goes on writing through its own
+ * (model/poll_wait.h). Where no such file can be made, and under valgrind,
+ * one private mapping is both views. Zeroed, page aligned. */
+class dma_ring {
+public:
+    dma_ring() = default;
+    ~dma_ring();
+    dma_ring(dma_ring &&other) noexcept;
+    dma_ring &operator=(dma_ring &&other) noexcept;
+    dma_ring(const dma_ring&)            = delete;
+    dma_ring &operator=(const dma_ring&) = delete;
+
+    [[nodiscard]] bool alloc(size_t size);
+
+    /* the device's view */
+    uint8_t *bytes() const
+    {
+        return m_dev;
+    }
+
+    /* the user's view */
+    uint8_t *user() const
+    {
+        return m_user;
+    }
+
+    size_t size() const
+    {
+        return m_size;
+    }
+
+    /* what is mapped of each view: size() rounded up to pages */
+    size_t mapped() const
+    {
+        return m_mapped;
+    }
+
+    bool two_views() const
+    {
+        return m_user != m_dev;
+    }
+
+private:
+    void release();
+
+    uint8_t *m_dev    = nullptr;
+    uint8_t *m_user   = nullptr;
+    size_t   m_size   = 0;
+    size_t   m_mapped = 0;
+};
+
+
 /* Device memory ordering: the user writes a WQE, then the doorbell record
  * with release; the device loads the record with acquire before reading the
  * WQE. The device writes a CQE body, then its ownership byte with release.

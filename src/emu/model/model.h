@@ -28,6 +28,7 @@
 #include <emu/model/dma.h>
 #include <emu/model/exec_state.h>
 #include <emu/model/neigh_events.h>
+#include <emu/model/poll_wait.h>
 
 #include <uct/ib/mlx5/dv/prm.h>
 
@@ -367,9 +368,17 @@ struct cq : object {
                                         * 64-byte CQE is at its end */
     bool          ignore_overrun = false; /* no overrun checking (the CQ
                                              context's oi bit) */
-    dma_buffer    buf;
+    dma_ring      buf;
     dma_buffer    dbrec;
     unsigned      refs    = 0; /* QPs using it */
+
+    /* Its program polls the ring in memory (init_obj handed it out); the
+     * ring registered with the poll waiter, which may take a page of it
+     * away while the program waits, and until when it does not
+     * (model/poll_wait.h) */
+    bool          polled_in_memory = false;
+    bool          ring_watched     = false;
+    std::chrono::steady_clock::time_point ring_skip_until;
 
     /* Completions of verbs work requests (the UMR send path), oldest first;
      * they are not written to the CQE ring */
@@ -840,6 +849,9 @@ struct emu_state {
     std::map<context*, std::unique_ptr<context>> contexts;
     std::set<struct ibv_device**>                device_lists;
     std::minstd_rand                             rng;
+    /* Polls of CQ rings that wait for the engine (declared after the
+     * contexts: it goes first, and every waiting poll goes on) */
+    poll_waiter                                  poll_wait;
 
     /* Counters */
     uint64_t                                     ah_created        = 0;
@@ -959,6 +971,9 @@ inline uint64_t hca_clock_ticks(const emu_state &s)
 
 /* Integer log2 of the smallest power of two >= value */
 unsigned ilog2_ceil(uint64_t value);
+
+/* Whether the process runs under valgrind, which runs one thread at a time */
+bool running_on_valgrind();
 
 /* PRM state of a verbs QP state and back */
 uint8_t prm_qp_state(enum ibv_qp_state state);

@@ -211,6 +211,7 @@ void xrcd_destroy_locked(emu_state &s, xrcd *x)
 
 void cq_destroy_locked(emu_state &s, cq *c)
 {
+    s.poll_wait.forget(c);
     cq_events_release(c);
     async_events_release_cq(c);
     unregister_handle(s, &c->ibv);

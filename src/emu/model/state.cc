@@ -6,6 +6,10 @@
  */
 #include <emu/fabric/member.h>
 
+#ifdef HAVE_VALGRIND_H
+#  include <valgrind/valgrind.h>
+#endif
+
 #include <algorithm>
 
 
@@ -37,6 +41,16 @@ bool dma_buffer::alloc(size_t size, size_t align)
     m_ptr.reset(ptr);
     m_size = size;
     return true;
+}
+
+
+bool running_on_valgrind()
+{
+#ifdef HAVE_VALGRIND_H
+    return RUNNING_ON_VALGRIND;
+#else
+    return false;
+#endif
 }
 
 
@@ -209,6 +223,7 @@ void counters_reset_locked(emu_state &s)
     s.drops.clear();
     s.engine = engine_counters();
     dma_user_unmapped_reset();
+    s.poll_wait.counters_reset();
     for (const auto &dev : s.devices) {
         dev->doorbell_errors_reported = 0;
         for (port &p : dev->ports) {
