@@ -136,8 +136,9 @@ void yield_lost(steady::duration took, steady::time_point now,
 }
 
 /* Sleep for a while, or until a packet from another host arrives or a
- * poll of a ring faults (@a poll_fd, model/poll_wait.h, or -1) */
-void idle_wait(emu_state &s, std::chrono::microseconds sleep, int poll_fd)
+ * poll of a ring faults (@a poll_fd, model/poll_wait.h, or -1); whether
+ * one did */
+bool idle_wait(emu_state &s, std::chrono::microseconds sleep, int poll_fd)
 {
     struct pollfd pfd[2];
     struct timespec ts;
@@ -157,15 +158,18 @@ void idle_wait(emu_state &s, std::chrono::microseconds sleep, int poll_fd)
     }
     if (count == 0) {
         std::this_thread::sleep_for(sleep);
-        return;
+        return false;
     }
 
     ts.tv_sec  = 0;
     ts.tv_nsec = sleep.count() * 1000;
-    if ((ppoll(pfd, count, &ts, nullptr) > 0) && (s.fabric != nullptr) &&
-        (pfd[0].revents != 0)) {
+    if (ppoll(pfd, count, &ts, nullptr) <= 0) {
+        return false;
+    }
+    if ((s.fabric != nullptr) && (pfd[0].revents != 0)) {
         s.fabric->net().readable();
     }
+    return (poll_fd >= 0) && (pfd[count - 1].revents != 0);
 }
 
 /* While the engine is starved, the polls of drained rings wait for it; the
@@ -246,6 +250,7 @@ private:
         bool did, starved;
         bool took    = false; /* pages of rings taken while starved */
         bool waiting;         /* a poll waits in a fault */
+        bool faulted = false; /* a poll faulted: read it */
         uct_ib_emu_poll_wait_t mode;
         int poll_fd;
 
@@ -269,17 +274,17 @@ private:
                       ((mode == UCT_IB_EMU_POLL_WAIT_AUTO) &&
                        (before < nap_until));
             waiting = false;
-            if (starved || took) {
+            if (starved || took || faulted) {
                 poll_fd = poll_wait_update(s, before, starved, &took,
                                            &waiting);
             }
             if (waiting) {
-                idle_wait(s, NAP, poll_fd);
+                faulted = idle_wait(s, NAP, poll_fd);
             } else if (++idle >= spins) {
-                idle_wait(s, sleep, poll_fd);
-                sleep = std::min(sleep * 2, IDLE_SLEEP_MAX);
+                faulted = idle_wait(s, sleep, poll_fd);
+                sleep   = std::min(sleep * 2, IDLE_SLEEP_MAX);
             } else if (before < nap_until) {
-                idle_wait(s, NAP, poll_fd);
+                faulted = idle_wait(s, NAP, poll_fd);
             } else {
                 spin_once(s);
                 yield_lost(steady::now() - before, before, &window_start,

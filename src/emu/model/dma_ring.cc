@@ -66,9 +66,12 @@ bool dma_ring::alloc(size_t size)
     if ((fd >= 0) && (ftruncate(fd, static_cast<off_t>(mapped)) == 0)) {
         dev  = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                     0);
+        /* every page of the user's view mapped now: a page it has not
+         * touched yet would fault to the poll waiter once the ring is
+         * watched */
         user = (dev == MAP_FAILED) ? MAP_FAILED :
-               mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                    0);
+               mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_POPULATE, fd, 0);
         close(fd); /* the mappings keep the file */
         if (user == MAP_FAILED) {
             if (dev != MAP_FAILED) {

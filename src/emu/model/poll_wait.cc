@@ -44,6 +44,12 @@ uint8_t *page_of(uint8_t *addr)
 
 poll_waiter::~poll_waiter()
 {
+    if (m_counters.taken > 0) {
+        uct_ib_emu_debug("poll wait: %lu pages taken, %lu polls waited, "
+                         "%lu ended by a CQE, %lu at their limit",
+                         m_counters.taken, m_counters.faults,
+                         m_counters.written, m_counters.expired);
+    }
     give_back_all();
     if (m_fd >= 0) {
         close(m_fd); /* wakes whatever still waits, unregistered */
@@ -136,20 +142,32 @@ bool poll_waiter::take(cq *c, clock::time_point now)
     return true;
 }
 
-void poll_waiter::give_back(const taken &t)
+bool poll_waiter::map_now(uint8_t *page)
 {
 #ifdef POLL_WAIT_SUPPORTED
     struct uffdio_continue cont = {};
-    struct uffdio_range range   = {};
 
-    range.start = reinterpret_cast<uintptr_t>(t.page);
-    range.len   = HW_PAGE_SIZE;
-    cont.range  = range;
+    cont.range.start = reinterpret_cast<uintptr_t>(page);
+    cont.range.len   = HW_PAGE_SIZE;
     if (ioctl(m_fd, UFFDIO_CONTINUE, &cont) == 0) {
-        return;
+        return true; /* and the faults there woken */
     }
+    if (errno == EEXIST) {
+        /* mapped before: a fault that raced with it is woken */
+        (void)ioctl(m_fd, UFFDIO_WAKE, &cont.range);
+        return true;
+    }
+    return false;
+#else
+    (void)page;
+    return true;
+#endif
+}
 
-    if (errno != EEXIST) {
+void poll_waiter::give_back(const taken &t)
+{
+#ifdef POLL_WAIT_SUPPORTED
+    if (!map_now(t.page)) {
         /* the kernel resolves the ring's faults from now on */
         struct uffdio_range all = {};
 
@@ -161,7 +179,6 @@ void poll_waiter::give_back(const taken &t)
         t.c->ring_watched     = false;
         t.c->polled_in_memory = false;
     }
-    (void)ioctl(m_fd, UFFDIO_WAKE, &range);
 #else
     (void)t;
 #endif
@@ -212,13 +229,9 @@ void poll_waiter::read_faults(clock::time_point now)
                                    return t.page == page;
                                });
         if (it == m_taken.end()) {
-            /* given back before the fault was read: it is mapped, and the
-             * wake makes sure the poll goes on */
-            struct uffdio_range range = {};
-
-            range.start = reinterpret_cast<uintptr_t>(page);
-            range.len   = HW_PAGE_SIZE;
-            (void)ioctl(m_fd, UFFDIO_WAKE, &range);
+            /* not taken (given back before the fault was read, or a page
+             * of the ring the kernel unmapped on its own): mapped now */
+            map_now(page);
         } else if (!it->waiting) {
             it->waiting = true;
             it->since   = now;

@@ -83,11 +83,11 @@ public:
         return false;
     }
 
-    /* The descriptor that is readable when a poll faults, or -1 while no
-     * page is taken */
+    /* The descriptor that is readable when a poll faults (a page of a
+     * ring it watches, taken or not), or -1 */
     int fd() const
     {
-        return m_taken.empty() ? -1 : m_fd;
+        return m_fd;
     }
 
     /* Take, from every ring of @a s that its program polls in memory and
@@ -132,6 +132,7 @@ private:
     bool open();
     bool watch(cq *c);
     bool take(cq *c, clock::time_point now);
+    bool map_now(uint8_t *page);
     void give_back(const taken &t);
 
     std::atomic<uct_ib_emu_poll_wait_t> m_mode{UCT_IB_EMU_POLL_WAIT_AUTO};

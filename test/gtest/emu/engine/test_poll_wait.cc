@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,6 +24,8 @@
 namespace {
 
 using namespace emu_test;
+
+constexpr size_t RING_PAGE = 4096;
 
 class test_emu_poll_wait : public engine_fixture {
 protected:
@@ -197,6 +200,30 @@ TEST_F(test_emu_poll_wait, never_gives_every_page_back) {
     ASSERT_NE(0u, poll_until_cqe(m_b, &cqe));
     EXPECT_EQ(MLX5_CQE_RESP_SEND, cqe.opcode);
     EXPECT_EQ(0u, uct_ib_emu_counters().poll_wait_taken);
+}
+
+TEST_F(test_emu_poll_wait, page_unmapped_by_another_is_mapped_again) {
+    start_waiting();
+    ASSERT_TRUE(eventually([] {
+        return uct_ib_emu_counters().poll_wait_taken >= 2;
+    }));
+    uct_ib_emu_engine_set_poll_wait(UCT_IB_EMU_POLL_WAIT_NEVER);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+    /* a page of the watched ring that the engine did not take (the kernel
+     * may drop the mapping of a shared page): its poll is served at once,
+     * not woken again and again */
+    uint8_t *ring = static_cast<uint8_t*>(m_b.cq.buf);
+    size_t bytes  = size_t(m_b.cq.cqe_cnt) * m_b.cq.cqe_size;
+    ASSERT_LE(2 * RING_PAGE, bytes) << "a ring of one page";
+    ASSERT_EQ(0, madvise(ring + RING_PAGE, RING_PAGE, MADV_DONTNEED))
+            << strerror(errno);
+
+    ucs_time_t start = ucs_get_time();
+    uint8_t op_own   = __atomic_load_n(ring + RING_PAGE + 63,
+                                       __ATOMIC_ACQUIRE);
+    EXPECT_EQ(uint8_t(MLX5_CQE_INVALID << 4), op_own & 0xf0);
+    EXPECT_GT(ucs::test_timeout(1), ucs_get_time() - start);
 }
 
 TEST_F(test_emu_poll_wait, ring_goes_while_its_page_is_taken) {
