@@ -408,7 +408,7 @@ ucs_status_t uct_ib_emu_clock_set_scale(double scale);
  * engine"): AUTO once the engine sees a spinning program starve it, NEVER,
  * or ALWAYS while the engine thread idles (tests, measurements); and how
  * long one wait lasts at most without a CQE. The defaults are
- * UCX_IB_EMU_POLL_WAIT (auto) and UCX_IB_EMU_POLL_WAIT_MAX (500us),
+ * UCX_IB_EMU_POLL_WAIT (auto) and UCX_IB_EMU_POLL_WAIT_MAX (2ms),
  * restored by uct_ib_emu_reset(). Where the kernel refuses userfaultfd, no
  * poll ever waits. */
 enum uct_ib_emu_poll_wait_t {
@@ -418,7 +418,7 @@ enum uct_ib_emu_poll_wait_t {
 };
 
 void uct_ib_emu_engine_set_poll_wait(uct_ib_emu_poll_wait_t mode,
-                                     uint64_t max_wait_us = 500);
+                                     uint64_t max_wait_us = 2000);
 
 
 /* ------------------------------------------------------------------------

@@ -59,7 +59,7 @@ struct engine_config {
 constexpr double POLL_WAIT_LIMIT = 1.0;
 
 constexpr engine_config ENGINE_DEFAULTS = {1.0, UCT_IB_EMU_POLL_WAIT_AUTO,
-                                           500e-6};
+                                           2e-3};
 
 const char *poll_wait_names[] = {
     [UCT_IB_EMU_POLL_WAIT_AUTO]   = "auto",
@@ -80,10 +80,10 @@ ucs_config_field_t engine_config_table[] = {
      "the engine on a loaded machine, never, or always.",
      offsetof(engine_config, poll_wait), UCS_CONFIG_TYPE_ENUM(poll_wait_names)},
 
-    {"IB_EMU_POLL_WAIT_MAX", "500us",
+    {"IB_EMU_POLL_WAIT_MAX", "2ms",
      "How long a poll that waits for the engine in a page fault waits at most\n"
-     "without a CQE (it may wait for something else); a CQ whose poll waited\n"
-     "so long is left alone for 200 times as long.",
+     "without a CQE (it may wait for something else); a CQ whose polls waited\n"
+     "so long three times in a row is left alone for 50 times as long.",
      offsetof(engine_config, poll_wait_max), UCS_CONFIG_TYPE_TIME},
 
     UCS_CONFIG_EMPTY_FIELD

@@ -144,6 +144,7 @@ struct ibv_srq *srq_create_ex(struct ibv_context *ibctx,
     if (x != nullptr) {
         q->xrcd   = x;
         q->xrc_cq = c;
+        c->receives = true;
         ++x->refs;
         ++c->refs;
     }

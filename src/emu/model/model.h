@@ -374,10 +374,13 @@ struct cq : object {
 
     /* Its program polls the ring in memory (init_obj handed it out); the
      * ring registered with the poll waiter, which may take a page of it
-     * away while the program waits, and until when it does not
-     * (model/poll_wait.h) */
+     * away while the program waits; its waits that lasted their limit in
+     * a row, and until when it is left alone (model/poll_wait.h) */
     bool          polled_in_memory = false;
+    bool          receives         = false; /* a QP's or an SRQ's receive
+                                               CQ */
     bool          ring_watched     = false;
+    unsigned      ring_expired     = 0;
     std::chrono::steady_clock::time_point ring_skip_until;
 
     /* Completions of verbs work requests (the UMR send path), oldest first;

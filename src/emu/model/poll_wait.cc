@@ -20,9 +20,15 @@ namespace uct_ib_emu {
 
 namespace {
 
-/* A ring whose poll waited its limit without a CQE is left alone for
- * this many limits */
-constexpr unsigned SKIP_WAITS = 200;
+/* A ring whose polls waited their limit EXPIRED_MAX times in a row, no CQE
+ * ending a wait in between, is left alone for SKIP_WAITS limits: its
+ * program waits for something else */
+constexpr unsigned EXPIRED_MAX = 3;
+constexpr unsigned SKIP_WAITS  = 50;
+
+/* A poll that faulted on a CQE written before the one to come: the time
+ * its program gets to consume it before its ring is taken again */
+constexpr auto EARLY_BACKOFF = std::chrono::microseconds(20);
 
 constexpr uint32_t CI_MASK = 0xffffff; /* a CQ's 24-bit consumer index */
 
@@ -33,7 +39,7 @@ uint8_t *page_of(uint8_t *addr)
 }
 
 #if defined(SYS_userfaultfd) && defined(UFFD_FEATURE_MINOR_SHMEM) && \
-    defined(UFFDIO_CONTINUE)
+    defined(UFFDIO_CONTINUE) && defined(UFFD_FEATURE_EXACT_ADDRESS)
 #  define POLL_WAIT_SUPPORTED 1
 #  ifndef UFFD_USER_MODE_ONLY
 #    define UFFD_USER_MODE_ONLY 1
@@ -71,26 +77,32 @@ bool poll_waiter::open()
         return false;
     }
 
-    int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
-                                                       UFFD_USER_MODE_ONLY));
-    if (fd < 0) {
-        uct_ib_emu_debug("poll wait: userfaultfd() failed: %m");
-        return false;
-    }
+    /* with the exact address of a fault, the slot the poll reads (a
+     * feature of Linux 6.2); without it, only drained rings are taken */
+    for (bool exact : {true, false}) {
+        int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC |
+                                          O_NONBLOCK | UFFD_USER_MODE_ONLY));
+        if (fd < 0) {
+            uct_ib_emu_debug("poll wait: userfaultfd() failed: %m");
+            return false;
+        }
 
-    struct uffdio_api api = {};
-    api.api               = UFFD_API;
-    api.features          = UFFD_FEATURE_MINOR_SHMEM;
-    if (ioctl(fd, UFFDIO_API, &api) != 0) {
+        struct uffdio_api api = {};
+        api.api               = UFFD_API;
+        api.features          = UFFD_FEATURE_MINOR_SHMEM |
+                                (exact ? UFFD_FEATURE_EXACT_ADDRESS : 0);
+        if (ioctl(fd, UFFDIO_API, &api) == 0) {
+            m_fd     = fd;
+            m_exact  = exact;
+            m_closed = false;
+            return true;
+        }
         uct_ib_emu_debug("poll wait: UFFDIO_API (minor faults of shared "
-                         "memory) failed: %m");
+                         "memory%s) failed: %m",
+                         exact ? ", exact addresses" : "");
         close(fd);
-        return false;
     }
-
-    m_fd     = fd;
-    m_closed = false;
-    return true;
+    return false;
 #else
     return false;
 #endif
@@ -137,7 +149,7 @@ bool poll_waiter::take(cq *c, clock::time_point now)
         return false;
     }
 
-    m_taken.push_back(taken{c, page, false, {}});
+    m_taken.push_back(taken{c, page, false, {}, m_cqes});
     ++m_counters.taken;
     return true;
 }
@@ -196,10 +208,13 @@ void poll_waiter::take_drained(emu_state &s, clock::time_point now)
             const uint32_t *dbrec = static_cast<const uint32_t*>(
                     c->dbrec.get());
 
-            if (!c->polled_in_memory || c->exec.in_error ||
+            /* a ring of sends only: its program may poll it for credits
+             * before it sends what the answer needs */
+            if (!c->polled_in_memory || !c->receives || c->exec.in_error ||
                 (now < c->ring_skip_until) ||
-                ((dma_load_be32(&dbrec[UCT_MLX5_CQ_DBR_SET_CI]) ^
-                  c->exec.pi) & CI_MASK) ||
+                (!m_exact &&
+                 ((dma_load_be32(&dbrec[UCT_MLX5_CQ_DBR_SET_CI]) ^
+                   c->exec.pi) & CI_MASK)) ||
                 std::any_of(m_taken.begin(), m_taken.end(),
                             [c](const taken &t) { return t.c == c; })) {
                 continue;
@@ -222,8 +237,8 @@ void poll_waiter::read_faults(clock::time_point now)
             continue;
         }
 
-        uint8_t *page = page_of(reinterpret_cast<uint8_t*>(
-                                 msg.arg.pagefault.address));
+        uint8_t *addr = reinterpret_cast<uint8_t*>(msg.arg.pagefault.address);
+        uint8_t *page = page_of(addr);
         auto it = std::find_if(m_taken.begin(), m_taken.end(),
                                [page](const taken &t) {
                                    return t.page == page;
@@ -233,9 +248,14 @@ void poll_waiter::read_faults(clock::time_point now)
              * of the ring the kernel unmapped on its own): mapped now */
             map_now(page);
         } else if (!it->waiting) {
-            it->waiting = true;
-            it->since   = now;
             ++m_counters.faults;
+            if (reads_next_cqe(*it, addr, now)) {
+                it->waiting = true;
+                it->since   = now;
+                continue;
+            }
+            give_back(*it);
+            m_taken.erase(it);
         }
     }
 #else
@@ -243,8 +263,37 @@ void poll_waiter::read_faults(clock::time_point now)
 #endif
 }
 
+bool poll_waiter::reads_next_cqe(const taken &t, uint8_t *addr,
+                                 clock::time_point now) const
+{
+    cq *c = t.c;
+
+    if (t.cqes != m_cqes) {
+        return false; /* a CQE came since, perhaps one not read yet */
+    }
+
+    if (m_exact) {
+        const uint32_t slot = static_cast<uint32_t>(
+                (addr - c->buf.user()) / c->cqe_size);
+
+        if (slot != (c->exec.pi & (c->cqe_cnt - 1))) {
+            /* a CQE the program has not consumed yet: taken again once
+             * it had the time to */
+            c->ring_skip_until = now + EARLY_BACKOFF;
+            return false;
+        }
+    }
+    return true;
+}
+
 void poll_waiter::written(cq *c)
 {
+    /* the program may wait on another ring already, its fault not read
+     * yet: once this CQE is there, nothing would end that wait before its
+     * limit */
+    read_faults(clock::now());
+    ++m_cqes;
+
     auto end = std::remove_if(m_taken.begin(), m_taken.end(),
                               [this, c](const taken &t) {
         if ((t.c != c) && !t.waiting) {
@@ -254,6 +303,7 @@ void poll_waiter::written(cq *c)
         if (t.waiting) {
             ++m_counters.written;
         }
+        t.c->ring_expired = 0;
         return true;
     });
 
@@ -268,7 +318,10 @@ void poll_waiter::expire(clock::time_point now)
             return false;
         }
         give_back(t);
-        t.c->ring_skip_until = now + SKIP_WAITS * m_max_wait;
+        if (++t.c->ring_expired >= EXPIRED_MAX) {
+            t.c->ring_skip_until = now + SKIP_WAITS * m_max_wait;
+            t.c->ring_expired    = 0;
+        }
         ++m_counters.expired;
         return true;
     });

@@ -90,9 +90,11 @@ public:
         return m_fd;
     }
 
-    /* Take, from every ring of @a s that its program polls in memory and
-     * has drained (its consumer index is the device's producer index),
-     * the page of the next CQE */
+    /* Take, from every ring of @a s that receives and that its program
+     * polls in memory, the page of the next CQE. Without the faults' exact
+     * addresses only a drained ring (its consumer index is the device's
+     * producer index); with them, a poll that faults on a CQE before the
+     * next one does not wait. */
     void take_drained(emu_state &s, clock::time_point now);
 
     /* The polls that fault since the last call */
@@ -127,20 +129,25 @@ private:
         uint8_t           *page;    /* of the user's view */
         bool              waiting;  /* a poll faulted there */
         clock::time_point since;    /* of the fault */
+        uint64_t          cqes;     /* CQEs written before it was taken */
     };
 
     bool open();
     bool watch(cq *c);
     bool take(cq *c, clock::time_point now);
+    bool reads_next_cqe(const taken &t, uint8_t *addr,
+                        clock::time_point now) const;
     bool map_now(uint8_t *page);
     void give_back(const taken &t);
 
     std::atomic<uct_ib_emu_poll_wait_t> m_mode{UCT_IB_EMU_POLL_WAIT_AUTO};
-    std::chrono::microseconds m_max_wait{500};
+    std::chrono::microseconds m_max_wait{2000};
     int                m_fd     = -1;
     bool               m_closed = false; /* userfaultfd refused */
+    bool               m_exact  = false; /* faults give their address */
     std::vector<taken> m_taken;
     poll_wait_counters m_counters;
+    uint64_t           m_cqes = 0; /* CQEs written while a page is taken */
 };
 
 } // namespace uct_ib_emu

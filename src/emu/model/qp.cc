@@ -23,6 +23,9 @@ qp *qp_install(std::unique_ptr<qp> q, const qp_spec &spec)
     q->pd             = spec.pd;
     q->send_cq        = spec.send_cq;
     q->recv_cq        = spec.recv_cq;
+    if (q->recv_cq != nullptr) {
+        q->recv_cq->receives = true;
+    }
     q->srq            = spec.srq;
     q->xrcd           = spec.xrcd;
     q->no_sq          = spec.no_sq;
