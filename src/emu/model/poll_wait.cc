@@ -1,6 +1,11 @@
 /*
  * Polls of CQ rings that wait in a minor fault for the engine
  * (model/poll_wait.h).
+ *
+ * Each message's first argument is a string: the ASan build of the drop-in
+ * cannot open the model with RTLD_DEEPBIND, so its log calls reach the
+ * program's UCX 1.13.1, whose dispatch takes one argument more and reads
+ * the first one as the format.
  */
 #include <emu/model/model.h>
 
@@ -50,12 +55,6 @@ uint8_t *page_of(uint8_t *addr)
 
 poll_waiter::~poll_waiter()
 {
-    if (m_counters.taken > 0) {
-        uct_ib_emu_debug("poll wait: %lu pages taken, %lu polls waited, "
-                         "%lu ended by a CQE, %lu at their limit",
-                         m_counters.taken, m_counters.faults,
-                         m_counters.written, m_counters.expired);
-    }
     give_back_all();
     if (m_fd >= 0) {
         close(m_fd); /* wakes whatever still waits, unregistered */
@@ -83,7 +82,7 @@ bool poll_waiter::open()
         int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC |
                                           O_NONBLOCK | UFFD_USER_MODE_ONLY));
         if (fd < 0) {
-            uct_ib_emu_debug("poll wait: userfaultfd() failed: %m");
+            uct_ib_emu_debug("%s: userfaultfd() failed: %m", "poll wait");
             return false;
         }
 
@@ -97,8 +96,8 @@ bool poll_waiter::open()
             m_closed = false;
             return true;
         }
-        uct_ib_emu_debug("poll wait: UFFDIO_API (minor faults of shared "
-                         "memory%s) failed: %m",
+        uct_ib_emu_debug("%s: UFFDIO_API (minor faults of shared memory%s) "
+                         "failed: %m", "poll wait",
                          exact ? ", exact addresses" : "");
         close(fd);
     }
@@ -136,12 +135,11 @@ bool poll_waiter::watch(cq *c)
 #endif
 }
 
-bool poll_waiter::take(cq *c, clock::time_point now)
+bool poll_waiter::take(cq *c)
 {
     const size_t slot = size_t(c->exec.pi & (c->cqe_cnt - 1)) * c->cqe_size;
     uint8_t *page     = page_of(c->buf.user() + slot);
 
-    (void)now;
     if (madvise(page, HW_PAGE_SIZE, MADV_DONTNEED) != 0) {
         uct_ib_emu_debug("%s: cq 0x%x: madvise(DONTNEED) of its ring "
                          "failed: %m", c->ctx->dev->name.c_str(), c->cqn);
@@ -221,7 +219,7 @@ void poll_waiter::take_drained(emu_state &s, clock::time_point now)
             }
 
             if (watch(c)) {
-                (void)take(c, now);
+                (void)take(c);
             }
         }
     }

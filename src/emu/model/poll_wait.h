@@ -134,7 +134,7 @@ private:
 
     bool open();
     bool watch(cq *c);
-    bool take(cq *c, clock::time_point now);
+    bool take(cq *c);
     bool reads_next_cqe(const taken &t, uint8_t *addr,
                         clock::time_point now) const;
     bool map_now(uint8_t *page);
