@@ -57,8 +57,9 @@ private:
  * shared-memory file mapped twice, the user's view (what the provider
  * hands out) and the device's own, so that a page of the user's view can be
  * taken away while the device goes on writing through its own
- * (model/poll_wait.h). Where no such file can be made, and under valgrind,
- * one private mapping is both views. Zeroed, page aligned. */
+ * (model/poll_wait.h). Where no such file can be made, under valgrind and
+ * in a ThreadSanitizer build, one private mapping is both views. Zeroed,
+ * page aligned. */
 class dma_ring {
 public:
     dma_ring() = default;
