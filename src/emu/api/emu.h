@@ -325,7 +325,7 @@ struct uct_ib_emu_counters_t {
 
     /* Polls of CQ rings in memory that waited for the engine (see
      * uct_ib_emu_engine_set_poll_wait): pages taken from the program's view
-     * of its drained rings, polls that faulted there and waited, waits a
+     * of its receiving rings, polls that faulted there and waited, waits a
      * CQE ended, waits that lasted their limit */
     uint64_t poll_wait_taken   = 0;
     uint64_t poll_wait_faults  = 0;

@@ -172,7 +172,7 @@ bool idle_wait(emu_state &s, std::chrono::microseconds sleep, int poll_fd)
     return (poll_fd >= 0) && (pfd[count - 1].revents != 0);
 }
 
-/* While the engine is starved, the polls of drained rings wait for it; the
+/* While the engine is starved, the polls of receiving rings wait for it; the
  * faults of those that do are read, and waits that lasted are ended. The
  * descriptor to wait on, or -1; whether a poll waits (the engine then
  * sleeps no longer than a nap: the core is free, and what the poll waits
@@ -183,7 +183,7 @@ int poll_wait_update(emu_state &s, steady::time_point now, bool starved,
     guard g(s.lock);
 
     if (starved) {
-        s.poll_wait.take_drained(s, now);
+        s.poll_wait.take_next(s, now);
         *took = true;
     } else if (*took) {
         s.poll_wait.give_back_all();
@@ -277,6 +277,7 @@ private:
             if (starved || took || faulted) {
                 poll_fd = poll_wait_update(s, before, starved, &took,
                                            &waiting);
+                faulted = false;
             }
             if (waiting) {
                 faulted = idle_wait(s, NAP, poll_fd);

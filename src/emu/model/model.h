@@ -378,7 +378,7 @@ struct cq : object {
      * a row, and until when it is left alone (model/poll_wait.h) */
     bool          polled_in_memory = false;
     bool          receives         = false; /* a QP's or an SRQ's receive
-                                               CQ */
+                                               CQ (once, at least) */
     bool          ring_watched     = false;
     unsigned      ring_expired     = 0;
     std::chrono::steady_clock::time_point ring_skip_until;

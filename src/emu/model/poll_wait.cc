@@ -66,11 +66,11 @@ bool poll_waiter::open()
     if (m_fd >= 0) {
         return true;
     }
-    if (m_closed) {
+    if (m_refused) {
         return false;
     }
 
-    m_closed = true; /* tried once */
+    m_refused = true; /* unless one of the tries below succeeds */
 #ifdef POLL_WAIT_SUPPORTED
     if (running_on_valgrind()) {
         return false;
@@ -93,7 +93,7 @@ bool poll_waiter::open()
         if (ioctl(fd, UFFDIO_API, &api) == 0) {
             m_fd     = fd;
             m_exact  = exact;
-            m_closed = false;
+            m_refused = false;
             return true;
         }
         uct_ib_emu_debug("%s: UFFDIO_API (minor faults of shared memory%s) "
@@ -194,7 +194,7 @@ void poll_waiter::give_back(const taken &t)
 #endif
 }
 
-void poll_waiter::take_drained(emu_state &s, clock::time_point now)
+void poll_waiter::take_next(emu_state &s, clock::time_point now)
 {
     if (!open()) {
         return;
@@ -230,6 +230,8 @@ void poll_waiter::read_faults(clock::time_point now)
 #ifdef POLL_WAIT_SUPPORTED
     struct uffd_msg msg;
 
+    // bounded: the descriptor does not block; the faults queued, one per
+    // faulting thread and page
     while ((m_fd >= 0) && (read(m_fd, &msg, sizeof(msg)) == sizeof(msg))) {
         if (msg.event != UFFD_EVENT_PAGEFAULT) {
             continue;
@@ -262,7 +264,7 @@ void poll_waiter::read_faults(clock::time_point now)
 }
 
 bool poll_waiter::reads_next_cqe(const taken &t, uint8_t *addr,
-                                 clock::time_point now) const
+                                 clock::time_point now)
 {
     cq *c = t.c;
 

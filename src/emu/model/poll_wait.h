@@ -33,9 +33,9 @@ struct emu_state;
 
 struct poll_wait_counters {
     uint64_t taken   = 0; /* pages taken away */
-    uint64_t faults  = 0; /* polls that waited */
+    uint64_t faults  = 0; /* polls that faulted on a taken page */
     uint64_t written = 0; /* waits a CQE ended */
-    uint64_t expired = 0; /* waits HOLD_MAX ended */
+    uint64_t expired = 0; /* waits that lasted their limit */
 };
 
 class poll_waiter {
@@ -95,7 +95,7 @@ public:
      * addresses only a drained ring (its consumer index is the device's
      * producer index); with them, a poll that faults on a CQE before the
      * next one does not wait. */
-    void take_drained(emu_state &s, clock::time_point now);
+    void take_next(emu_state &s, clock::time_point now);
 
     /* The polls that fault since the last call */
     void read_faults(clock::time_point now);
@@ -136,14 +136,14 @@ private:
     bool watch(cq *c);
     bool take(cq *c);
     bool reads_next_cqe(const taken &t, uint8_t *addr,
-                        clock::time_point now) const;
+                        clock::time_point now);
     bool map_now(uint8_t *page);
     void give_back(const taken &t);
 
     std::atomic<uct_ib_emu_poll_wait_t> m_mode{UCT_IB_EMU_POLL_WAIT_AUTO};
     std::chrono::microseconds m_max_wait{2000};
     int                m_fd     = -1;
-    bool               m_closed = false; /* userfaultfd refused */
+    bool               m_refused = false; /* userfaultfd refused */
     bool               m_exact  = false; /* faults give their address */
     std::vector<taken> m_taken;
     poll_wait_counters m_counters;
