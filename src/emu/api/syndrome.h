@@ -212,9 +212,48 @@ enum uct_ib_emu_fw_status_t : uint8_t {
     /* DESTROY_RMP (issued by the kernel for obj_destroy) */ \
     _(DESTROY_RMP_IN_USE,       RESOURCE_BUSY,  0x90e001, \
       "RMP still the receive queue of a QP") \
+    /* CREATE_XRQ */ \
+    _(CREATE_XRQ_TOPOLOGY,      BAD_PARAM,      0x717001, \
+      "xrqc.topology is neither none nor tag matching") \
+    _(CREATE_XRQ_OFFLOAD,       BAD_PARAM,      0x717002, \
+      "xrqc.offload is not 0 or rendezvous, or asks for rendezvous " \
+      "without the tag-matching topology") \
+    _(CREATE_XRQ_DC,            BAD_PARAM,      0x717003, \
+      "xrqc.dc set: cmd_hca_cap.rndv_offload_dc is 0 (the device has no " \
+      "DC transport)") \
+    _(CREATE_XRQ_LIST_SZ,       BAD_PARAM,      0x717004, \
+      "tag matching with log_matching_list_sz 0 or above " \
+      "cmd_hca_cap.log_tag_matching_list_sz") \
+    _(CREATE_XRQ_BAD_CQ,        BAD_RESOURCE,   0x717005, \
+      "xrqc.cqn is not a CQ of this context") \
+    _(CREATE_XRQ_BAD_WQ_TYPE,   BAD_PARAM,      0x717006, \
+      "wq.wq_type is not linked list or cyclic (the device has no " \
+      "striding receive queues)") \
+    _(CREATE_XRQ_BAD_PD,        BAD_RESOURCE,   0x717007, \
+      "wq.pd is not a protection domain of this context") \
+    _(CREATE_XRQ_LOG_WQ_SZ,     BAD_PARAM,      0x717008, \
+      "wq.log_wq_sz above cmd_hca_cap.log_max_srq_sz") \
+    _(CREATE_XRQ_LOG_WQ_STRIDE, BAD_PARAM,      0x717009, \
+      "receive WQE stride below 32 bytes (a next segment and one scatter " \
+      "entry) or above cmd_hca_cap.max_wqe_sz_rq") \
+    _(CREATE_XRQ_LWM,           BAD_PARAM,      0x71700a, \
+      "wq.lwm not below the number of WQEs") \
+    _(CREATE_XRQ_BAD_WQ_UMEM,   BAD_RESOURCE,   0x71700b, \
+      "wq.wq_umem_id is not a umem of this context") \
+    _(CREATE_XRQ_WQ_UMEM_SIZE,  BAD_PARAM,      0x71700c, \
+      "the receive WQE ring does not fit in the WQ umem") \
+    _(CREATE_XRQ_BAD_DBR_UMEM,  BAD_RESOURCE,   0x71700d, \
+      "wq.dbr_umem_id is not a umem of this context") \
+    _(CREATE_XRQ_DBR_ADDR,      BAD_PARAM,      0x71700e, \
+      "wq.dbr_addr misaligned or the doorbell record exceeds its umem") \
+    _(CREATE_XRQ_LIMIT,         EXCEED_LIM,     0x71700f, \
+      "no more XRQs: cmd_hca_cap.log_max_xrq reached") \
+    /* DESTROY_XRQ (issued by the kernel for obj_destroy) */ \
+    _(DESTROY_XRQ_IN_USE,       RESOURCE_BUSY,  0x718001, \
+      "XRQ still the receive queue of a QP") \
     /* DESTROY_UMEM (issued by the kernel for umem_dereg) */ \
     _(DESTROY_UMEM_IN_USE,      RESOURCE_BUSY,  0xa0a001, \
-      "umem still referenced by a QP or an RMP")
+      "umem still referenced by a QP, an RMP or an XRQ")
 
 
 #define UCT_IB_EMU_SYNDROME_ENUM(_name, _status, _value, _what) \

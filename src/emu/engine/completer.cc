@@ -231,6 +231,14 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
             e->slid       = htobe16(d.slid);
             e->ml_path    = d.ml_path;
         }
+        if (d.app_op != 0) {
+            e->app      = UCT_MLX5_CQE_APP_TAG_MATCHING;
+            e->app_op   = d.app_op;
+            e->app_info = htobe16(d.app_info);
+            if (d.tm_hdr != nullptr) {
+                memcpy(body.raw, d.tm_hdr, sizeof(struct ibv_tmh));
+            }
+        }
 
         /* the callers checked that the data fits this CQ's CQEs */
         if ((d.scatter_len > 0) && (d.scatter_len <= SCATTER_32)) {
@@ -283,6 +291,11 @@ void qp_to_error(emu_state &, qp *q, const char *why)
 void complete_wqe(emu_state &s, qp *q, const send_wqe &w, uint8_t syndrome)
 {
     cqe_desc d = {};
+
+    if (w.device_op != DEVICE_OP_NONE) {
+        tm_device_op_done(s, q, w, syndrome); /* not the user's: no CQE */
+        return;
+    }
 
     if ((syndrome == 0) && !signaled(w)) {
         return;

@@ -58,7 +58,8 @@ enum opcode_flags : unsigned {
     OP_LOCAL      = 1u << 8, /* executes in the local QP only */
     OP_MASKED     = 1u << 9, /* masked (extended) atomic */
     OP_UMR        = 1u << 10, /* a memory window's bind or invalidate */
-    OP_INVAL      = 1u << 11  /* invalidates a memory window remotely */
+    OP_INVAL      = 1u << 11, /* invalidates a memory window remotely */
+    OP_TM         = 1u << 12  /* changes its XRQ's tag-matching list */
 };
 
 struct opcode_info {
@@ -243,6 +244,12 @@ struct cqe_desc {
      * (MLX5_INLINE_SCATTER_64) */
     const uint8_t *scatter;
     uint32_t      scatter_len;
+    /* Tag matching (app UCT_MLX5_CQE_APP_TAG_MATCHING when app_op is set):
+     * the entry, and the 16 bytes the CQE begins with (a matched message's
+     * header, or a list operation's result) */
+    uint8_t       app_op;
+    uint16_t      app_info;
+    const uint8_t *tm_hdr;
 };
 
 /* Scatter to CQE: the largest read or atomic response (requester, cs_req)
@@ -342,6 +349,32 @@ void completer_ack(emu_state &s, qp *q, send_wqe &w, const uint8_t *data,
                    size_t len);
 void completer_response(emu_state &s, qp *q, const wire::resp_hdr &h,
                         const uint8_t *data);
+
+
+/* ------------------------------------------------------------------------
+ * Tag matching (tag_matching.cc), on an XRQ with the tag-matching topology:
+ *  - tm_list_op: a TAG_MATCHING WQE of q changes its XRQ's list; the
+ *    syndrome of a WQE the device refuses, or 0;
+ *  - tm_receive: the first packet of a SEND reached dst, whose XRQ matches
+ *    it against its list: the receive in progress set up (the tagged
+ *    buffer, or a receive WQE for an unexpected or untagged message); false
+ *    if it needs a receive WQE and there is none (RNR);
+ *  - tm_rndv_arrived: a matched rendezvous request has arrived whole: its
+ *    entry is consumed, and the device reads the data;
+ *  - tm_device_op_done: what the device queued on q completed;
+ *  - tm_srq: dst's XRQ if it matches tags, else NULL
+ */
+uint8_t tm_list_op(emu_state &s, qp *q, const send_wqe &w);
+bool tm_receive(emu_state &s, qp *dst, const request_pkt &req);
+void tm_rndv_arrived(emu_state &s, qp *dst, const request_pkt &req);
+void tm_device_op_done(emu_state &s, qp *q, const send_wqe &w,
+                       uint8_t syndrome);
+
+inline srq *tm_srq(const qp *dst)
+{
+    return ((dst->srq != nullptr) && dst->srq->tag_matching) ? dst->srq :
+                                                               nullptr;
+}
 
 
 /* ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ constexpr opcode_info opcodes[] = {
     {MLX5_OPCODE_SEND_IMM,       "SEND_IMM",       OP_SEND | OP_IMM},
     {MLX5_OPCODE_SEND_INVAL,     "SEND_INVAL",     OP_SEND | OP_INVAL},
     {MLX5_OPCODE_UMR,            "UMR",            OP_LOCAL | OP_UMR},
+    {MLX5_OPCODE_TAG_MATCHING,   "TAG_MATCHING",   OP_LOCAL | OP_TM},
     {MLX5_OPCODE_RDMA_WRITE,     "RDMA_WRITE",     OP_RADDR | OP_WRITE},
     {MLX5_OPCODE_RDMA_WRITE_IMM, "RDMA_WRITE_IMM", OP_RADDR | OP_WRITE |
                                                    OP_IMM | OP_SEND},

@@ -592,6 +592,17 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
         return outcome::DONE;
     }
 
+    if (w.info->flags & OP_TM) { /* a tag-matching list operation */
+        const uint8_t syndrome = tm_list_op(s, q, w);
+
+        if (syndrome != 0) {
+            fail_wqe(s, q, w, syndrome);
+        } else {
+            complete_wqe(s, q, w, 0);
+        }
+        return outcome::DONE;
+    }
+
     if (w.info->flags & OP_LOCAL) {
         complete_wqe(s, q, w, 0); /* NOP */
         return outcome::DONE;
@@ -655,11 +666,12 @@ uint16_t sq_producer_seen(qp *q)
 /* The QP is in ERR: everything posted completes with WR_FLUSH_ERR */
 bool flush(emu_state &s, qp *q, const ring &r)
 {
-    uint16_t producer = sq_producer(q);
+    uint16_t producer = (r.buf != nullptr) ? sq_producer(q) : q->sq_x.fetch;
     bool did          = false;
 
     q->sq_x.sent      = 0;
     q->sq_x.reads_out = 0;
+    q->sq_x.device_ops.clear();
     while (!q->sq_x.wqes.empty()) {
         complete_wqe(s, q, q->sq_x.wqes.front(),
                      MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
@@ -744,7 +756,11 @@ bool requester_progress(emu_state &s, qp *q)
     uint16_t producer;
     unsigned taken;
 
-    if (r.buf == nullptr) {
+
+    /* a QP without a send queue of its own still carries the device's
+     * work (a tag-matching QP's rendezvous reads) */
+    if ((r.buf == nullptr) && q->sq_x.wqes.empty() &&
+        q->sq_x.device_ops.empty()) {
         return false;
     }
 
@@ -759,7 +775,15 @@ bool requester_progress(emu_state &s, qp *q)
 
     did |= stream_more(s, q);
 
-    producer = sq_producer_seen(q);
+    /* the device's own work (tag matching's rendezvous) goes before what
+     * its user posts from now on */
+    for (send_wqe &op : q->sq_x.device_ops) {
+        q->sq_x.wqes.push_back() = std::move(op);
+        did = true;
+    }
+    q->sq_x.device_ops.clear();
+
+    producer = (r.buf != nullptr) ? sq_producer_seen(q) : q->sq_x.fetch;
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
          ++taken) {
         send_wqe &w = q->sq_x.wqes.push_back();

@@ -134,9 +134,16 @@ uint8_t scatter(qp *dst, const request_pkt &req)
     const uint8_t *src = req.payload;
     uint32_t left      = req.hdr.payload_len;
     uint32_t skip      = dst->rq_x.offset;
+    uint32_t dropped   = std::min(left, dst->rq_x.tm_skip);
+
+    /* what tag matching keeps out of the buffer (a matched header) */
+    src                += dropped;
+    left               -= dropped;
+    dst->rq_x.tm_skip  -= dropped;
 
     if (req.first() && req.last() && (req.hdr.msg_len > 0) &&
-        (req.hdr.msg_len <= cqe_scatter_max_res(dst))) {
+        (req.hdr.msg_len <= cqe_scatter_max_res(dst)) &&
+        (dropped == 0)) {
         uint64_t room = 0;
 
         for (const sge &e : dst->rq_x.sges) {
@@ -177,23 +184,40 @@ uint8_t scatter(qp *dst, const request_pkt &req)
         return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
     }
 
-    dst->rq_x.offset += req.hdr.payload_len;
+    dst->rq_x.offset += req.hdr.payload_len - dropped;
     return 0;
 }
 
 void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
                    uint8_t syndrome)
 {
-    /* an XRC target's receives are its SRQ's, on the SRQ's CQ */
+    /* an XRC target's receives are its SRQ's, on the SRQ's CQ, and an
+     * XRQ's on its own */
     const srq *sq = dst->is_xrc_tgt() ? dst->xrc_srq : dst->srq;
-    cq *rcq       = dst->is_xrc_tgt() ? dst->xrc_srq->xrc_cq : dst->recv_cq;
+    cq *rcq       = dst->is_xrc_tgt() ? dst->xrc_srq->xrc_cq :
+                    ((sq != nullptr) && sq->xrq) ? sq->xrq_cq : dst->recv_cq;
+    const uint8_t app_op = dst->rq_x.tm_app_op;
     cqe_desc d    = {};
+
+    if ((syndrome == 0) && (app_op == UCT_MLX5_CQE_APP_OP_TM_CONSUMED)) {
+        dst->rq_x.in_send = false;
+        tm_rndv_arrived(s, dst, req); /* the device fetches the data */
+        return;
+    }
 
     d.wqe_counter = dst->rq_x.wqe_index;
     d.qpn         = dst->qpn;
     d.srqn        = (sq != nullptr) ? sq->srqn : 0;
     d.byte_cnt    = req.hdr.msg_len;
     d.solicited   = req.solicited();
+    if ((syndrome == 0) && (app_op != 0)) {
+        d.app_op   = app_op;
+        d.app_info = dst->rq_x.tm_entry;
+        if (app_op == UCT_MLX5_CQE_APP_OP_TM_CONSUMED_MSG) {
+            d.tm_hdr    = dst->rq_x.tm_hdr;
+            d.byte_cnt -= sizeof(dst->rq_x.tm_hdr);
+        }
+    }
     if (syndrome != 0) {
         d.opcode          = MLX5_CQE_RESP_ERR;
         d.syndrome        = syndrome;
@@ -402,7 +426,10 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
     }
 
     if ((flags & OP_SEND) && req.first()) {
-        if (!recv_take(dst, &dst->rq_x.wqe_index, &dst->rq_x.sges)) {
+        dst->rq_x.tm_app_op = 0;
+        dst->rq_x.tm_skip   = 0;
+        if ((tm_srq(dst) != nullptr) ? !tm_receive(s, dst, req) :
+            !recv_take(dst, &dst->rq_x.wqe_index, &dst->rq_x.sges)) {
             resp->kind      = resp_kind::RNR_NAK;
             resp->rnr_timer = dst->min_rnr_nak;
             dst->next_rcv_psn = req.hdr.psn; /* the packet was not accepted */

@@ -119,6 +119,27 @@ uint8_t decode_umr(send_wqe *w, const uint8_t *wqe, unsigned size)
     return 0;
 }
 
+/* A TAG_MATCHING WQE: the tag-matching segment; an APPEND's buffer
+ * follows in one data segment */
+uint8_t decode_tm(send_wqe *w, const uint8_t *wqe, unsigned *pos,
+                  unsigned size)
+{
+    struct mlx5_wqe_tm_seg tm;
+
+    if (*pos + sizeof(tm) > size) {
+        return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    }
+    memcpy(&tm, wqe + *pos, sizeof(tm));
+    *pos       += sizeof(tm);
+    w->tm.op     = tm.opcode >> 4;
+    w->tm.flags  = tm.flags;
+    w->tm.index  = be16toh(tm.index);
+    w->tm.sw_cnt = be16toh(tm.sw_cnt);
+    w->tm.tag    = tm.append_tag;
+    w->tm.mask   = tm.append_mask;
+    return 0;
+}
+
 uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
                         bool ud, bool xrc)
 {
@@ -126,6 +147,14 @@ uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
 
     if (w->info->flags & OP_UMR) {
         return decode_umr(w, wqe, size);
+    }
+
+    if (w->info->flags & OP_TM) {
+        const uint8_t syndrome = decode_tm(w, wqe, &pos, size);
+
+        if (syndrome != 0) {
+            return syndrome;
+        }
     }
 
     /* XRC: the remote SRQ, right after the control segment */

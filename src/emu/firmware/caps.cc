@@ -1,6 +1,7 @@
 /*
  * QUERY_HCA_CAP: the general device capabilities (cmd_hca_cap, with RMPs
- * sharing the SRQs' limits), the atomic capabilities (atomic_cap) and the
+ * sharing the SRQs' limits, and tag matching with rendezvous offload on
+ * RC), the atomic capabilities (atomic_cap) and the
  * RoCE capabilities (roce_cap), consistent with the verbs attributes the
  * device reports and with the limits its commands enforce; the other pages
  * of a ConnectX-6 Dx answer as a device without their features does.
@@ -45,6 +46,11 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::log_max_qp>>(out, LOG_MAX_QP);
     put<general_cap<cap::log_max_srq>>(out, LOG_MAX_SRQ);
     put<general_cap<cap::log_max_rmp>>(out, LOG_MAX_RMP);
+    put<general_cap<cap::log_max_xrq>>(out, LOG_MAX_XRQ);
+    put<general_cap<cap::tag_matching>>(out, 1);
+    put<general_cap<cap::rndv_offload_rc>>(out, 1);
+    put<general_cap<cap::log_tag_matching_list_sz>>(out,
+                                                    LOG_TAG_MATCHING_LIST_SZ);
     put<general_cap<cap::log_max_cq_sz>>(out, LOG_MAX_CQ_SZ);
     put<general_cap<cap::log_max_cq>>(out, LOG_MAX_CQ);
     put<general_cap<cap::log_max_mkey>>(out, LOG_MAX_MKEY);

@@ -58,7 +58,8 @@ fw_result fw_exec(emu_state &s, const context *ctx, uint16_t opcode,
 uint16_t destroy_opcode(const devx_obj *obj)
 {
     if (obj->rmp != nullptr) {
-        return UCT_MLX5_CMD_OP_DESTROY_RMP;
+        return obj->rmp->xrq ? UCT_MLX5_CMD_OP_DESTROY_XRQ :
+                               UCT_MLX5_CMD_OP_DESTROY_RMP;
     }
     return (obj->mkey != nullptr) ? UCT_MLX5_CMD_OP_DESTROY_MKEY :
                                     UCT_MLX5_CMD_OP_DESTROY_QP;
@@ -91,6 +92,8 @@ fw_result fw_create_cmd(emu_state &s, context *ctx, const mailbox &in,
             return qp_create_cmd(ctx, in, out, qp_p);
         case UCT_MLX5_CMD_OP_CREATE_RMP:
             return rmp_create_cmd(ctx, in, out, rmp_p);
+        case UCT_MLX5_CMD_OP_CREATE_XRQ:
+            return xrq_create_cmd(ctx, in, out, rmp_p);
         case UCT_MLX5_CMD_OP_CREATE_MKEY:
             return mkey_create_cmd(ctx, in, out, mkey_p);
         default:
@@ -114,7 +117,11 @@ fw_result fw_object_cmd(emu_state &s, const context *ctx, qp *q, srq *rmp,
 fw_result fw_destroy_cmd(emu_state &s, const devx_obj *obj)
 {
     return fw_exec(s, obj->ctx, destroy_opcode(obj), nullptr, [obj] {
-        return (obj->rmp != nullptr) ? rmp_destroy_cmd(obj->rmp) : FW_OK;
+        if (obj->rmp == nullptr) {
+            return FW_OK;
+        }
+        return obj->rmp->xrq ? xrq_destroy_cmd(obj->rmp) :
+                               rmp_destroy_cmd(obj->rmp);
     });
 }
 

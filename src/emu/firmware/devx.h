@@ -212,6 +212,17 @@ fw_result qp_query_cmd(const qp *q, const mailbox &in, mailbox &out);
 fw_result mkey_create_cmd(context *ctx, const mailbox &in, mailbox &out,
                           mkey **mkey_p);
 
+/* A DevX shared receive queue's work queue context (wq), checked with the
+ * syndromes of its command, becomes an srq not yet installed (rmp.cc);
+ * installing it takes its references and number */
+struct wq_syndromes {
+    uct_ib_emu_syndrome_t wq_type, pd, log_wq_sz, log_wq_stride, lwm,
+                          wq_umem, wq_umem_size, dbr_umem, dbr_addr, limit;
+};
+fw_result wq_srq_create(context *ctx, const uint32_t *wqc,
+                        const wq_syndromes &syn, std::unique_ptr<srq> *q_p);
+void wq_srq_install(srq *q);
+
 /* RMP commands (rmp.cc) */
 uint32_t rmp_cmd_rmpn(const mailbox &in);
 fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
@@ -219,6 +230,12 @@ fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
 fw_result rmp_modify_cmd(srq *rmp, const mailbox &in); /* output: the header */
 fw_result rmp_query_cmd(const srq *rmp, const mailbox &in, mailbox &out);
 fw_result rmp_destroy_cmd(const srq *rmp); /* the check, not the release */
+
+/* XRQ commands (xrq.cc): an XRQ is an srq too (srq::xrq), owned by its
+ * DevX object as an RMP is */
+fw_result xrq_create_cmd(context *ctx, const mailbox &in, mailbox &out,
+                         srq **xrq_p);
+fw_result xrq_destroy_cmd(const srq *xrq); /* the check, not the release */
 
 } // namespace uct_ib_emu
 

@@ -56,81 +56,65 @@ uint32_t rmp_cmd_rmpn(const mailbox &in)
     return static_cast<uint32_t>(get<prm::destroy_rmp_in::rmpn>(in.dw()));
 }
 
-fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
-                         srq **rmp_p)
+fw_result wq_srq_create(context *ctx, const uint32_t *wqc,
+                        const wq_syndromes &syn, std::unique_ptr<srq> *q_p)
 {
     device *dev = ctx->dev;
-    const uint32_t *rmpc;
     unsigned log_wq_sz, stride, wq_type;
     uint64_t wq_offset, dbr_addr, lwm;
     umem *wq_umem, *dbr_umem;
     std::unique_ptr<srq> q;
     pd *p;
-    fw_result result;
 
-    result = check_mailboxes<prm::create_rmp_in::layout,
-                             prm::create_rmp_out::layout>(in, out);
-    if (result.status != UCT_IB_EMU_FW_OK) {
-        return result;
-    }
-
-    rmpc = sub<prm::create_rmp_in::rmp_context>(in.dw());
-    if (get<prm::rmpc::state>(rmpc) != UCT_MLX5_RMPC_STATE_RDY) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_STATE);
-    }
-    if (get<prm::rmpc::basic_cyclic_rcv_wqe>(rmpc)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BASIC_CYCLIC);
-    }
-
-    wq_type = get<wq_f<prm::wq::wq_type>>(rmpc);
+    wq_type = get<prm::wq::wq_type>(wqc);
     if ((wq_type != UCT_MLX5_WQ_TYPE_LINKED_LIST) &&
         (wq_type != UCT_MLX5_WQ_TYPE_CYCLIC)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_WQ_TYPE);
+        return fw_fail(syn.wq_type);
     }
 
-    p = lookup(dev->pds, get<wq_f<prm::wq::pd>>(rmpc), ctx);
+    p = lookup(dev->pds, get<prm::wq::pd>(wqc), ctx);
     if (p == nullptr) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_PD);
+        return fw_fail(syn.pd);
     }
 
-    log_wq_sz = get<wq_f<prm::wq::log_wq_sz>>(rmpc);
+    log_wq_sz = get<prm::wq::log_wq_sz>(wqc);
     if (log_wq_sz > LOG_MAX_SRQ_SZ) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LOG_WQ_SZ);
+        return fw_fail(syn.log_wq_sz);
     }
 
-    stride = 1u << get<wq_f<prm::wq::log_wq_stride>>(rmpc);
+    stride = 1u << get<prm::wq::log_wq_stride>(wqc);
     if ((stride < RMP_MIN_STRIDE) || (stride > MAX_WQE_SZ_RQ)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LOG_WQ_STRIDE);
+        return fw_fail(syn.log_wq_stride);
     }
 
-    lwm = get<wq_f<prm::wq::lwm>>(rmpc);
+    lwm = get<prm::wq::lwm>(wqc);
     if (lwm >= (1u << log_wq_sz)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LWM);
+        return fw_fail(syn.lwm);
     }
 
     /* The ring and the doorbell record are in umems (the kernel has set
      * wq_umem_valid and dbr_umem_valid) */
-    wq_umem = lookup(dev->umems, get<wq_f<prm::wq::wq_umem_id>>(rmpc), ctx);
+    wq_umem = lookup(dev->umems, get<prm::wq::wq_umem_id>(wqc), ctx);
     if (wq_umem == nullptr) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_WQ_UMEM);
+        return fw_fail(syn.wq_umem);
     }
-    wq_offset = get<wq_f<prm::wq::wq_umem_offset>>(rmpc);
+    wq_offset = get<prm::wq::wq_umem_offset>(wqc);
     if (!in_umem(wq_umem, wq_offset, uint64_t(stride) << log_wq_sz)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_WQ_UMEM_SIZE);
+        return fw_fail(syn.wq_umem_size);
     }
 
-    dbr_umem = lookup(dev->umems, get<wq_f<prm::wq::dbr_umem_id>>(rmpc), ctx);
+    dbr_umem = lookup(dev->umems, get<prm::wq::dbr_umem_id>(wqc), ctx);
     if (dbr_umem == nullptr) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_DBR_UMEM);
+        return fw_fail(syn.dbr_umem);
     }
-    dbr_addr = get<wq_f<prm::wq::dbr_addr>>(rmpc);
+    dbr_addr = get<prm::wq::dbr_addr>(wqc);
     if ((dbr_addr % RMP_DBREC_ALIGN) ||
         !in_umem(dbr_umem, dbr_addr, RMP_DBREC_SIZE)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_DBR_ADDR);
+        return fw_fail(syn.dbr_addr);
     }
 
     if (dev->srqs.size() >= (1u << LOG_MAX_RMP)) {
-        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_LIMIT);
+        return fw_fail(syn.limit);
     }
 
     q                 = std::make_unique<srq>(ctx);
@@ -147,17 +131,62 @@ fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     q->wq_umem_offset = wq_offset;
     q->dbr_umem       = dbr_umem;
     q->dbr_offset     = dbr_addr;
+    *q_p              = std::move(q);
+    return FW_OK;
+}
 
-    ++p->refs;
-    ++wq_umem->refs;
-    ++dbr_umem->refs;
+void wq_srq_install(srq *q)
+{
+    ++q->pd->refs;
+    ++q->wq_umem->refs;
+    ++q->dbr_umem->refs;
+    q->ctx->dev->srqs[q->srqn] = q;
+}
 
-    dev->srqs[q->srqn] = q.get();
+fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
+                         srq **rmp_p)
+{
+    static const wq_syndromes syn = {
+        UCT_IB_EMU_SYND_CREATE_RMP_BAD_WQ_TYPE,
+        UCT_IB_EMU_SYND_CREATE_RMP_BAD_PD,
+        UCT_IB_EMU_SYND_CREATE_RMP_LOG_WQ_SZ,
+        UCT_IB_EMU_SYND_CREATE_RMP_LOG_WQ_STRIDE,
+        UCT_IB_EMU_SYND_CREATE_RMP_LWM,
+        UCT_IB_EMU_SYND_CREATE_RMP_BAD_WQ_UMEM,
+        UCT_IB_EMU_SYND_CREATE_RMP_WQ_UMEM_SIZE,
+        UCT_IB_EMU_SYND_CREATE_RMP_BAD_DBR_UMEM,
+        UCT_IB_EMU_SYND_CREATE_RMP_DBR_ADDR,
+        UCT_IB_EMU_SYND_CREATE_RMP_LIMIT
+    };
+    const uint32_t *rmpc;
+    std::unique_ptr<srq> q;
+    fw_result result;
+
+    result = check_mailboxes<prm::create_rmp_in::layout,
+                             prm::create_rmp_out::layout>(in, out);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
+    }
+
+    rmpc = sub<prm::create_rmp_in::rmp_context>(in.dw());
+    if (get<prm::rmpc::state>(rmpc) != UCT_MLX5_RMPC_STATE_RDY) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BAD_STATE);
+    }
+    if (get<prm::rmpc::basic_cyclic_rcv_wqe>(rmpc)) {
+        return fw_fail(UCT_IB_EMU_SYND_CREATE_RMP_BASIC_CYCLIC);
+    }
+
+    result = wq_srq_create(ctx, sub<prm::rmpc::wq>(rmpc), syn, &q);
+    if (result.status != UCT_IB_EMU_FW_OK) {
+        return result;
+    }
+
+    wq_srq_install(q.get());
     put<prm::create_rmp_out::rmpn>(out.dw(), q->srqn);
     uct_ib_emu_debug("%s: created DevX rmp 0x%x: %s, %u WQEs of %u bytes",
-                     dev->name.c_str(), q->srqn,
-                     (wq_type == UCT_MLX5_WQ_TYPE_CYCLIC) ? "cyclic" :
-                                                            "linked list",
+                     ctx->dev->name.c_str(), q->srqn,
+                     (q->wq_type == UCT_MLX5_WQ_TYPE_CYCLIC) ? "cyclic" :
+                                                               "linked list",
                      q->wqe_cnt, q->stride);
     *rmp_p = add_object(ctx, std::move(q));
     return FW_OK;

@@ -65,6 +65,7 @@ void kernel_set_umem_valid(mailbox &in)
 {
     namespace cqi = prm::create_qp_in;
     using rmp_wq  = prm::at<prm::create_rmp_in::rmp_context, prm::rmpc::wq>;
+    using xrq_wq  = prm::at<prm::create_xrq_in::xrq_context, prm::xrqc::wq>;
 
     if ((in.opcode() == UCT_MLX5_CMD_OP_CREATE_QP) &&
         in.fits<cqi::layout>()) {
@@ -74,6 +75,10 @@ void kernel_set_umem_valid(mailbox &in)
                in.fits<prm::create_rmp_in::layout>()) {
         put<prm::at<rmp_wq, prm::wq::wq_umem_valid>>(in.dw(), 1);
         put<prm::at<rmp_wq, prm::wq::dbr_umem_valid>>(in.dw(), 1);
+    } else if ((in.opcode() == UCT_MLX5_CMD_OP_CREATE_XRQ) &&
+               in.fits<prm::create_xrq_in::layout>()) {
+        put<prm::at<xrq_wq, prm::wq::wq_umem_valid>>(in.dw(), 1);
+        put<prm::at<xrq_wq, prm::wq::dbr_umem_valid>>(in.dw(), 1);
     }
 }
 
@@ -84,7 +89,8 @@ bool cmd_names_obj(const mailbox &in, const devx_obj *obj)
     switch (in.opcode()) {
     case UCT_MLX5_CMD_OP_QUERY_RMP:
     case UCT_MLX5_CMD_OP_MODIFY_RMP:
-        return (obj->rmp != nullptr) && (rmp_cmd_rmpn(in) == obj->rmp->srqn);
+        return (obj->rmp != nullptr) && !obj->rmp->xrq &&
+               (rmp_cmd_rmpn(in) == obj->rmp->srqn);
     default:
         return (obj->qp != nullptr) && (qp_cmd_qpn(in) == obj->qp->qpn);
     }

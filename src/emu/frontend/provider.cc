@@ -65,13 +65,20 @@ int query_device_ex(struct ibv_context *ibctx,
         return ret;
     }
 
-    /* Beyond the classic attributes: completion timestamps and device
-     * memory; no on-demand paging, TSO, RSS or tag matching */
-    full.device_cap_flags_ex       = full.orig_attr.device_cap_flags;
-    full.phys_port_cnt_ex          = full.orig_attr.phys_port_cnt;
-    full.completion_timestamp_mask = HCA_TIMESTAMP_MASK;
-    full.hca_core_clock            = HCA_CORE_CLOCK_KHZ;
-    full.max_dm_size               = DEVICE_MEMORY_SIZE;
+    /* Beyond the classic attributes: completion timestamps, device memory
+     * and tag matching on RC (as the kernel derives it from the HCA caps:
+     * one entry of the list is always the free one); no on-demand paging,
+     * TSO or RSS */
+    full.device_cap_flags_ex        = full.orig_attr.device_cap_flags;
+    full.phys_port_cnt_ex           = full.orig_attr.phys_port_cnt;
+    full.completion_timestamp_mask  = HCA_TIMESTAMP_MASK;
+    full.hca_core_clock             = HCA_CORE_CLOCK_KHZ;
+    full.max_dm_size                = DEVICE_MEMORY_SIZE;
+    full.tm_caps.max_rndv_hdr_size  = TM_MAX_RNDV_HDR_SIZE;
+    full.tm_caps.max_num_tags       = (1u << LOG_TAG_MATCHING_LIST_SZ) - 1;
+    full.tm_caps.flags              = IBV_TM_CAP_RC;
+    full.tm_caps.max_ops            = 1u << LOG_MAX_QP_SZ;
+    full.tm_caps.max_sge            = TM_MAX_SGE;
     memcpy(attr, &full, std::min(attr_size, sizeof(full)));
     return 0;
 }

@@ -81,6 +81,25 @@ struct send_wqe {
     /* A response written into the CQE (scatter to CQE), not to sges */
     uint8_t              cqe_data[CQE_SCATTER_MAX] = {};
 
+    /* A TAG_MATCHING WQE's tag-matching segment, in host order but for
+     * the tag and the mask, which the device compares as they are */
+    struct {
+        uint8_t  op       = 0;  /* UCT_MLX5_TM_OP_* */
+        uint8_t  flags    = 0;  /* UCT_MLX5_TM_FLAG_* */
+        uint16_t index    = 0;
+        uint16_t sw_cnt   = 0;
+        uint64_t tag      = 0;
+        uint64_t mask     = 0;
+    }                    tm;
+
+    /* Not from the ring: work the device queued on this QP itself (a
+     * matched rendezvous's read of the sender's data, then its FIN); it
+     * writes no send CQE (engine/tag_matching.cc) */
+    uint8_t              device_op  = 0; /* DEVICE_OP_* */
+    uint32_t             tm_srqn    = 0; /* the XRQ whose entry it serves */
+    uint16_t             tm_entry   = 0;
+    uint8_t              tm_hdr[16] = {}; /* the rendezvous request's TMH */
+
     /* Back to a fresh entry, keeping the buffers' capacity */
     void reset()
     {
@@ -93,6 +112,12 @@ struct send_wqe {
         sges        = std::move(s);
         inline_data = std::move(d);
     }
+};
+
+enum : uint8_t {
+    DEVICE_OP_NONE      = 0,
+    DEVICE_OP_RNDV_READ = 1,
+    DEVICE_OP_RNDV_FIN  = 2
 };
 
 /* The WQEs a requester took, oldest first; entries are reused, so taking a
@@ -180,6 +205,8 @@ struct sq_exec {
     unsigned             reads_out = 0; /* of those, reads and atomics */
     std::vector<uint8_t> payload;   /* the message being sent, gathered
                                        (to this host), or one packet's */
+    std::vector<send_wqe> device_ops; /* queued by the device, taken before
+                                         the ring's next WQEs */
 };
 
 /* A read answered to another host a piece at a time, each piece read from
@@ -205,12 +232,46 @@ struct rq_exec {
     uint32_t         cqe_len   = 0;     /* scattered to the CQE: bytes */
     uint8_t          cqe_data[CQE_SCATTER_MAX] = {};
 
+    /* Tag matching: how the message in progress was matched (its CQE's
+     * app_op, 0 without tag matching), the entry it went to, its header,
+     * and the bytes of it not scattered (the header of a matched eager
+     * message) */
+    uint8_t          tm_app_op = 0;
+    uint16_t         tm_entry  = 0;
+    uint8_t          tm_hdr[16] = {};
+    uint32_t         tm_skip   = 0;
+    struct {
+        uint64_t va   = 0;
+        uint32_t rkey = 0;
+        uint32_t len  = 0;
+    }                tm_rndv;           /* a matched rendezvous request */
+
     /* The last atomic executed, replayed to a duplicate of its request */
     uint32_t         atomic_psn = UINT32_MAX;
     uint64_t         atomic_orig = 0;
 
     /* Reads from other hosts still being answered, oldest first */
     std::deque<read_answer> reads;
+};
+
+/* An entry of an XRQ's tag-matching list: a tagged receive buffer */
+struct tm_entry {
+    bool     listed = false;
+    uint64_t tag    = 0;
+    uint64_t mask   = 0;
+    sge      buf    = {};
+    uint64_t seq    = 0; /* append order: the oldest match wins */
+};
+
+/* The matching list of an XRQ with the tag-matching topology, as the
+ * device keeps it (engine/tag_matching.cc) */
+struct tm_exec {
+    std::vector<tm_entry> entries;   /* 2^log_matching_list_sz */
+    uint16_t append_next = 0;   /* the entry the next APPEND fills */
+    uint16_t unexpected  = 0;   /* unexpected messages (hw_phase_cnt) */
+    uint16_t sw_cnt      = 0;   /* the last sw_cnt a list op carried */
+    uint64_t next_seq    = 0;
+    bool     rndv        = false; /* rendezvous offload */
 };
 
 /* The device's side of a completion queue */

@@ -76,6 +76,13 @@ constexpr unsigned LOG_MAX_CQ_SZ       = 22;
 constexpr unsigned LOG_MAX_SRQ         = 23;
 constexpr unsigned LOG_MAX_RMP         = LOG_MAX_SRQ; /* one number space */
 constexpr unsigned LOG_MAX_SRQ_SZ      = 15;
+constexpr unsigned LOG_MAX_XRQ         = 16;
+/* Tag matching: a list of 2^10 - 1 tags (one entry is always the free one
+ * the next APPEND fills), rendezvous headers of up to 64 bytes, one
+ * scatter entry per tagged buffer */
+constexpr unsigned LOG_TAG_MATCHING_LIST_SZ = 10;
+constexpr unsigned TM_MAX_RNDV_HDR_SIZE     = 64;
+constexpr unsigned TM_MAX_SGE               = 1;
 constexpr unsigned LOG_MAX_PD          = 23;
 constexpr unsigned LOG_MAX_MKEY        = 24;
 constexpr unsigned LOG_MAX_KLM_LIST    = 16;  /* entries of a KSM mkey */
@@ -453,7 +460,14 @@ struct srq : object {
     struct xrcd    *xrcd          = nullptr;
     struct cq      *xrc_cq        = nullptr;
 
-    /* A DevX RMP */
+    /* A DevX XRQ (firmware/xrq.cc): the CQ its completions go to and,
+     * with the tag-matching topology, its matching list */
+    bool           xrq            = false;
+    bool           tag_matching   = false;
+    struct cq      *xrq_cq        = nullptr;
+    tm_exec        tm;
+
+    /* A DevX RMP or XRQ */
     bool           devx           = false;
     uint8_t        wq_type        = UCT_MLX5_WQ_TYPE_LINKED_LIST;
     uint8_t        rmp_state      = UCT_MLX5_RMPC_STATE_RDY;

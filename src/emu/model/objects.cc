@@ -27,8 +27,11 @@ void devx_rmp_destroy(srq *rmp)
     --rmp->pd->refs;
     --rmp->wq_umem->refs;
     --rmp->dbr_umem->refs;
-    uct_ib_emu_debug("%s: destroyed DevX rmp 0x%x", dev->name.c_str(),
-                     rmp->srqn);
+    if (rmp->xrq_cq != nullptr) {
+        --rmp->xrq_cq->refs;
+    }
+    uct_ib_emu_debug("%s: destroyed DevX %s 0x%x", dev->name.c_str(),
+                     rmp->xrq ? "xrq" : "rmp", rmp->srqn);
     remove_object(rmp->ctx, rmp);
 }
 

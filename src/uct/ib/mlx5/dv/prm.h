@@ -301,6 +301,13 @@ enum {
     UCT_MLX5_RMPC_STATE_ERR = 0x3
 };
 
+/* xrqc.topology and xrqc.offload */
+enum {
+    UCT_MLX5_XRQC_TOPOLOGY_NO_SPECIAL    = 0x0,
+    UCT_MLX5_XRQC_TOPOLOGY_TAG_MATCHING  = 0x1,
+    UCT_MLX5_XRQC_OFFLOAD_RNDV           = 0x1
+};
+
 /* modify_rmp_in.bitmask */
 enum {
     UCT_MLX5_RMP_BITMASK_LWM = 1u << 0
@@ -864,6 +871,49 @@ UCT_MLX5_PRM_SIZE(128);
 UCT_MLX5_PRM_FIELD(status,    0,  8);
 UCT_MLX5_PRM_FIELD(syndrome, 32, 32);
 } // namespace modify_rmp_out
+
+/*
+ * Not in layouts.csv either: the XRQ context (its tag-matching topology
+ * context) and the XRQ commands, checked against the PRM (mlx5_ifc.h)
+ */
+namespace xrqc {
+UCT_MLX5_PRM_SIZE(2560);
+UCT_MLX5_PRM_FIELD(state,                  0,    4);
+UCT_MLX5_PRM_FIELD(rlkey,                  4,    1);
+UCT_MLX5_PRM_FIELD(topology,              20,    4);
+UCT_MLX5_PRM_FIELD(offload,               28,    4);
+UCT_MLX5_PRM_FIELD(user_index,            40,   24);
+UCT_MLX5_PRM_FIELD(cqn,                   72,   24);
+UCT_MLX5_PRM_FIELD(dc,                   127,    1);
+UCT_MLX5_PRM_FIELD(log_matching_list_sz, 256,    4);
+UCT_MLX5_PRM_FIELD(append_next_index,    272,   16);
+UCT_MLX5_PRM_FIELD(sw_phase_cnt,         288,   16);
+UCT_MLX5_PRM_FIELD(hw_phase_cnt,         304,   16);
+UCT_MLX5_PRM_EMBED(wq,                  1024, 1536, wq);
+} // namespace xrqc
+
+namespace create_xrq_in {
+UCT_MLX5_PRM_SIZE(2688);
+UCT_MLX5_PRM_FIELD(opcode,         0,   16);
+UCT_MLX5_PRM_FIELD(uid,           16,   16);
+UCT_MLX5_PRM_FIELD(op_mod,        48,   16);
+UCT_MLX5_PRM_EMBED(xrq_context,  128, 2560, xrqc);
+} // namespace create_xrq_in
+
+namespace create_xrq_out {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(status,    0,  8);
+UCT_MLX5_PRM_FIELD(syndrome, 32, 32);
+UCT_MLX5_PRM_FIELD(xrqn,     72, 24);
+} // namespace create_xrq_out
+
+namespace destroy_xrq_in {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(opcode,  0, 16);
+UCT_MLX5_PRM_FIELD(uid,    16, 16);
+UCT_MLX5_PRM_FIELD(op_mod, 48, 16);
+UCT_MLX5_PRM_FIELD(xrqn,   72, 24);
+} // namespace destroy_xrq_in
 
 namespace alloc_pd_in {
 UCT_MLX5_PRM_SIZE(128);

@@ -1,8 +1,9 @@
 /*
  * Work queue and completion queue formats that infiniband/mlx5dv.h does not
  * declare (the rest comes from mlx5dv.h, never re-declared): the masked
- * (extended) atomic segments and the slots of a CQ doorbell record. Shared
- * by the library and the emulated device, so both read one definition.
+ * (extended) atomic segments, the slots of a CQ doorbell record, the
+ * tag-matching operations and CQE codes. Shared by the library and the
+ * emulated device, so both read one definition.
  */
 #ifndef UCT_IB_MLX5_DV_WQE_EXT_H_
 #define UCT_IB_MLX5_DV_WQE_EXT_H_
@@ -17,6 +18,29 @@
 enum {
     UCT_MLX5_CQ_DBR_SET_CI = 0, /* consumer index, 24 bits */
     UCT_MLX5_CQ_DBR_ARM    = 1  /* arm sequence number, command, index */
+};
+
+/* Hardware tag matching: the operation in the upper nibble of a
+ * TAG_MATCHING WQE's mlx5_wqe_tm_seg.opcode, its flags, and the CQE's app
+ * and app_op of what the XRQ completes */
+enum {
+    UCT_MLX5_TM_OP_NOP           = 0x0,
+    UCT_MLX5_TM_OP_APPEND        = 0x1,
+    UCT_MLX5_TM_OP_REMOVE        = 0x2,
+    UCT_MLX5_TM_FLAG_SW_CNT      = 1 << 6, /* only if sw_cnt is current */
+    UCT_MLX5_TM_FLAG_CQE_REQ     = 1 << 7  /* complete with a CQE */
+};
+
+enum {
+    UCT_MLX5_CQE_APP_TAG_MATCHING         = 1,
+    UCT_MLX5_CQE_APP_OP_TM_CONSUMED       = 0x1, /* an entry consumed */
+    UCT_MLX5_CQE_APP_OP_TM_EXPECTED       = 0x2, /* its message arrived */
+    UCT_MLX5_CQE_APP_OP_TM_UNEXPECTED     = 0x3,
+    UCT_MLX5_CQE_APP_OP_TM_NO_TAG         = 0x4,
+    UCT_MLX5_CQE_APP_OP_TM_APPEND         = 0x5,
+    UCT_MLX5_CQE_APP_OP_TM_REMOVE         = 0x6,
+    UCT_MLX5_CQE_APP_OP_TM_NOOP           = 0x7,
+    UCT_MLX5_CQE_APP_OP_TM_CONSUMED_MSG   = 0xa  /* both at once */
 };
 
 /* Control segment opmod of a masked atomic: 8 | (log2(size) - 2) */
