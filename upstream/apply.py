@@ -20,6 +20,11 @@ never stored here.
       ud_mlx5_transient_av.c) before uct_ud_mlx5_iface_get_av(), whose
       cached AH and uct_ib_mlx5_get_av() become a call of it (a transient
       AH on RoCE, the cache on InfiniBand)
+  apply.py --tree DIR --ours UPSTREAM_DIR --part fix-tm
+      the third: in src/uct/ib/rc/accel/rc_mlx5_common.c,
+      uct_rc_mlx5_devx_create_cmd_qp() fills the tag-matching command QP's
+      address with uct_ib_iface_fill_ah_attr_from_gid_lid() (the iface's
+      GID index, on RoCEv2 a UDP source port) instead of field by field
   apply.py --tree DIR --ours UPSTREAM_DIR --part trim-gtest
       (a build-time change, never part of the patch) test/gtest/Makefile.am
       builds only the gtest sources the uct suites need: common/, uct/ and
@@ -164,17 +169,25 @@ def find_call(text, start, end, callee, path, where):
 
 def format_call(indent, lhs, callee, args, width=80):
     """A call statement in UCX's style: the continuation lines aligned after
-    the opening parenthesis"""
+    the opening parenthesis or, where an argument would not fit there, all
+    arguments on lines of their own indented 8 more"""
     first = "%s%s%s(" % (indent, (lhs + " ") if lhs else "", callee)
-    lines, cur = [], first
-    for i, arg in enumerate(args):
-        piece = arg + (", " if i < len(args) - 1 else ");")
-        if len(cur) + len(piece.rstrip()) > width and cur != first:
-            lines.append(cur.rstrip())
-            cur = " " * len(first) + piece
-        else:
-            cur += piece
-    lines.append(cur.rstrip())
+
+    def pack(head, cont):
+        lines, cur = [], head
+        for i, arg in enumerate(args):
+            piece = arg + (", " if i < len(args) - 1 else ");")
+            if len(cur) + len(piece.rstrip()) > width and cur != head:
+                lines.append(cur.rstrip())
+                cur = cont + piece
+            else:
+                cur += piece
+        lines.append(cur.rstrip())
+        return lines
+
+    lines = pack(first, " " * len(first))
+    if any(len(line) > width for line in lines):
+        lines = [first.rstrip()] + pack(indent + " " * 8, indent + " " * 8)
     return "\n".join(lines) + "\n"
 
 
@@ -247,6 +260,68 @@ def apply_fix(tree, ours, fix):
     text = (text[:fn.head] + helper + "\n" + text[fn.head:fn.body_open] +
             new_body + text[fn.body_close + 1:])
     write(path, text)
+
+
+# 3: the tag-matching command QP's own address. UCX 1.13.1 fills its
+# ah_attr field by field (global, the iface's GID, the port's LID, the
+# port); on RoCE that is a LID of 0 where RoCEv2 wants a UDP source port
+# (the connect asserts it in a build with assertions) and GID index 0, a
+# RoCEv1 GID. The fields become one call of UCX's own
+# uct_ib_iface_fill_ah_attr_from_gid_lid() with the iface's GID index.
+TM_CMD_QP_FILE = "src/uct/ib/rc/accel/rc_mlx5_common.c"
+TM_CMD_QP_FUNCTION = "uct_rc_mlx5_devx_create_cmd_qp"
+TM_CMD_QP_FIELDS = ("is_global", "grh.dgid", "dlid", "port_num")
+FILL_AH_ATTR = "uct_ib_iface_fill_ah_attr_from_gid_lid"
+GID_SUFFIX = ".gid_info.gid"
+
+
+def apply_fix_tm(tree):
+    path = os.path.join(tree, TM_CMD_QP_FILE)
+    text = read(path)
+    fn = Function(text, TM_CMD_QP_FUNCTION, path)
+    where = "%s()" % TM_CMD_QP_FUNCTION
+    body = text[fn.body_open:fn.body_close]
+    if FILL_AH_ATTR in body:
+        raise ApplyError("%s: %s already calls %s()" % (path, where,
+                                                        FILL_AH_ATTR))
+
+    # the run of "ah_attr.FIELD = VALUE;" statements, each field once
+    stmt = r"([ \t]*)(\w+)\.(%s)\s*=\s*([^;]+);\n" % "|".join(
+        re.escape(f) for f in TM_CMD_QP_FIELDS)
+    run = re.search(r"(?:^%s){%d}" % (stmt, len(TM_CMD_QP_FIELDS)), body,
+                    re.M)
+    if run is None:
+        raise ApplyError("%s: no run of the %d statements setting %s in %s" %
+                         (path, len(TM_CMD_QP_FIELDS),
+                          ", ".join(TM_CMD_QP_FIELDS), where))
+    values, var, indent = {}, None, None
+    for m in re.finditer(stmt, run.group(0)):
+        indent = indent if indent is not None else m.group(1)
+        if var not in (None, m.group(2)):
+            raise ApplyError("%s: the statements in %s set two variables "
+                             "(%s, %s)" % (path, where, var, m.group(2)))
+        var = m.group(2)
+        values[m.group(3)] = " ".join(m.group(4).split())
+    if sorted(values) != sorted(TM_CMD_QP_FIELDS):
+        raise ApplyError("%s: %s sets %s, expected each of %s once" %
+                         (path, where, ", ".join(sorted(values)),
+                          ", ".join(TM_CMD_QP_FIELDS)))
+    gid = values["grh.dgid"]
+    if not gid.endswith(GID_SUFFIX):
+        raise ApplyError("%s: %s: the GID is %s, expected an iface's %s" %
+                         (path, where, gid, GID_SUFFIX))
+    ib_iface = gid[:-len(GID_SUFFIX)]
+
+    call = (indent + "/* the iface's own address, as a peer's would be "
+            "filled: on RoCE its\n" +
+            indent + " * GID index and a RoCEv2 UDP source port */\n" +
+            format_call(indent, "", FILL_AH_ATTR,
+                        ["&" + ib_iface, values["dlid"], "&" + gid,
+                         ib_iface + ".gid_info.gid_index", "0",
+                         "&" + var]))
+    start = fn.body_open + run.start()
+    end = fn.body_open + run.end()
+    write(path, text[:start] + call + text[end:])
 
 
 GTEST_MAKEFILE = "test/gtest/Makefile.am"
@@ -350,7 +425,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tree")
     p.add_argument("--ours")
-    p.add_argument("--part", choices=["fix", "fix-ud", "tests", "trim-gtest"])
+    p.add_argument("--part", choices=["fix", "fix-ud", "fix-tm", "tests",
+                                      "trim-gtest"])
     p.add_argument("--rename-build")
     p.add_argument("--from", dest="old")
     p.add_argument("--to", dest="new")
@@ -364,6 +440,8 @@ def main():
             apply_fix(a.tree, a.ours, FIX_RC)
         elif a.part == "fix-ud":
             apply_fix(a.tree, a.ours, FIX_UD)
+        elif a.part == "fix-tm":
+            apply_fix_tm(a.tree)
         elif a.part == "tests":
             apply_tests(a.tree, a.ours)
         elif a.part == "trim-gtest":

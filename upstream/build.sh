@@ -13,15 +13,17 @@
 #             "tests"   pristine + our gtest cases (the stock build's tree,
 #                       so the new tests run against stock UCX too)
 #             "rc"      pristine + our gtest cases + the RC DEVX connect's fix
-#             "patched" rc + the UD address vector's fix
+#             "ud"      rc + the UD address vector's fix
+#             "patched" ud + the tag-matching command QP's address
 #   patch     the series, each headed by its commit message:
-#             OUTDIR/ucx-1.13.1-transient-ah.patch (pristine to rc) and
-#             OUTDIR/ucx-1.13.1-transient-ah-ud.patch (rc to patched);
+#             OUTDIR/ucx-1.13.1-transient-ah.patch (pristine to rc),
+#             OUTDIR/ucx-1.13.1-transient-ah-ud.patch (rc to ud) and
+#             OUTDIR/ucx-1.13.1-tm-cmd-qp-address.patch (ud to patched);
 #             checked with patch -p1 on a fresh pristine copy, which must
 #             give the patched tree
 #   stock     autogen, configure (verbs, mlx5-dv, DevX, gtest), make, gtest,
 #             install into its own prefix
-#   patched   the stock build tree copied, both fixes applied to its sources,
+#   patched   the stock build tree copied, the series applied to its sources,
 #             make again: only what the fix touches is rebuilt
 #   gtest     upstream/gtest-run.sh on both builds (the suites, one process
 #             per chunk, each a host of a private emulated fabric) and the
@@ -68,6 +70,7 @@ version=1.13.1
 debian_version=1.13.1-1
 patch_name=ucx-$version-transient-ah.patch
 patch_ud_name=ucx-$version-transient-ah-ud.patch
+patch_tm_name=ucx-$version-tm-cmd-qp-address.patch
 times=$out/times.txt
 
 log() {
@@ -199,7 +202,8 @@ fi
 step patch 300 make_patch || exit 1
 need git
 (cd "$work" && git apply --stat <"$work/diff") >"$out/diffstat.txt" &&
-    (cd "$work" && git apply --stat <"$work/diff-ud") >"$out/diffstat-ud.txt" ||
+    (cd "$work" && git apply --stat <"$work/diff-ud") >"$out/diffstat-ud.txt" &&
+    (cd "$work" && git apply --stat <"$work/diff-tm") >"$out/diffstat-tm.txt" ||
     die "git apply --stat of the series failed"
 
 # ---------------------------------------------------------------- builds
@@ -261,17 +265,19 @@ write_one() {
 }
 
 # write_patch RESULTS: the series, the RC DEVX connect's patch (our tests
-# with it) and the UD address vector's on top
+# with it), the UD address vector's and the command QP's address on top
 write_patch() {
     write_one "$here/commit-message.txt" "$out/diffstat.txt" "$work/diff" \
         "$out/$patch_name" "$1" &&
     write_one "$here/commit-message-ud.txt" "$out/diffstat-ud.txt" "$work/diff-ud" \
-        "$out/$patch_ud_name" "$1"
+        "$out/$patch_ud_name" "$1" &&
+    write_one "$here/commit-message-tm.txt" "$out/diffstat-tm.txt" "$work/diff-tm" \
+        "$out/$patch_tm_name" "$1"
 }
 
 if [ "${UPSTREAM_SKIP_GTEST:-0}" = 1 ]; then
     write_patch /dev/null || die "cannot write $out/$patch_name"
-    log "wrote $out/$patch_name and $out/$patch_ud_name (no gtest run: UPSTREAM_SKIP_GTEST=1)"
+    log "wrote $out/$patch_name, $out/$patch_ud_name and $out/$patch_tm_name (no gtest run: UPSTREAM_SKIP_GTEST=1)"
     cat "$times"
     exit 0
 fi
@@ -288,7 +294,7 @@ timeout --kill-after=60 "${UPSTREAM_GTEST_LIMIT:-10800}" \
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "upstream: the gtest comparison failed (see $out/logs/gtest.log)" >&2; rc=1; }
 printf '%-24s %5d s\n' gtest $(( $(date +%s) - t0 )) >>"$times"
 write_patch "$out/gtest/summary.txt" || die "cannot write $out/$patch_name"
-log "wrote $out/$patch_name and $out/$patch_ud_name"
+log "wrote $out/$patch_name, $out/$patch_ud_name and $out/$patch_tm_name"
 echo
 cat "$times"
 echo

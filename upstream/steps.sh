@@ -41,8 +41,10 @@ unpack() {
         python3 "$here/apply.py" --tree "$t/tests" --ours "$here" --part tests || return 1
     cp -a "$t/tests" "$t/rc" &&
         python3 "$here/apply.py" --tree "$t/rc" --ours "$here" --part fix || return 1
-    cp -a "$t/rc" "$t/patched" &&
-        python3 "$here/apply.py" --tree "$t/patched" --ours "$here" --part fix-ud || return 1
+    cp -a "$t/rc" "$t/ud" &&
+        python3 "$here/apply.py" --tree "$t/ud" --ours "$here" --part fix-ud || return 1
+    cp -a "$t/ud" "$t/patched" &&
+        python3 "$here/apply.py" --tree "$t/patched" --ours "$here" --part fix-tm || return 1
 }
 
 # ---------------------------------------------------------------- patch
@@ -56,16 +58,18 @@ series_diff() {
            -e "s|^diff -ruN $1/\(\S*\) $2/\(\S*\)\$|diff -u a/\1 b/\2|" "$3"
 }
 
-# The series: $work/diff (our tests and the RC DEVX connect's fix) and
-# $work/diff-ud (the UD address vector's, on top), checked with patch -p1 on
+# The series: $work/diff (our tests and the RC DEVX connect's fix),
+# $work/diff-ud (the UD address vector's, on top) and $work/diff-tm (the
+# tag-matching command QP's address, on top), checked with patch -p1 on
 # a fresh copy of the tarball, which must give the patched tree exactly
 make_patch() {
     local check=$work/patch-check
-    series_diff pristine rc "$work/diff" && series_diff rc patched "$work/diff-ud" ||
-        return 1
+    series_diff pristine rc "$work/diff" && series_diff rc ud "$work/diff-ud" &&
+        series_diff ud patched "$work/diff-tm" || return 1
     rm -rf "$check" && mkdir -p "$check" && tar -C "$check" -xf "$tarball" || return 1
     (cd "$check/ucx-$version" && patch -p1 --quiet --forward <"$work/diff" &&
-     patch -p1 --quiet --forward <"$work/diff-ud") ||
+     patch -p1 --quiet --forward <"$work/diff-ud" &&
+     patch -p1 --quiet --forward <"$work/diff-tm") ||
         { echo "the series does not apply with patch -p1 to the pristine tree"; return 1; }
     diff -r "$check/ucx-$version" "$work/trees/patched" ||
         { echo "the pristine tree patched differs from the patched tree"; return 1; }
