@@ -24,7 +24,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${1:?usage: upstream-check.sh PREFIX OUTDIR}
 out=${2:?usage: upstream-check.sh PREFIX OUTDIR}
 limit=${UPSTREAM_CHECK_TIMEOUT:-2400}
-export UPSTREAM_SUITES=${UPSTREAM_SUITES:-transient_ah,ib}
+export UPSTREAM_SUITES=${UPSTREAM_SUITES:-transient_ah,ib,tag}
 export UPSTREAM_EMU_PREFIX=$prefix
 
 mkdir -p "$out" || { echo "upstream: FAILED: cannot create $out"; exit 1; }

@@ -147,7 +147,17 @@ prepare_patched() {
     python3 "$here/apply.py" --rename-build "$work/patched/build" \
         --from "$work/stock/" --to "$work/patched/" || return 1
     python3 "$here/apply.py" --tree "$work/patched/src" --ours "$here" --part fix &&
-        python3 "$here/apply.py" --tree "$work/patched/src" --ours "$here" --part fix-ud || return 1
+        python3 "$here/apply.py" --tree "$work/patched/src" --ours "$here" --part fix-ud &&
+        python3 "$here/apply.py" --tree "$work/patched/src" --ours "$here" --part fix-tm ||
+        return 1
+    # every library source the series changes is in the build's sources as
+    # in the series' tree (the gtest's Makefile.am is trimmed there)
+    local f
+    for f in $(sed -n 's|^+++ b/\(src/[^\t]*\).*|\1|p' "$work/diff" "$work/diff-ud" \
+               "$work/diff-tm" | sort -u); do
+        cmp -s "$work/trees/patched/$f" "$work/patched/src/$f" ||
+            { echo "the patched build's $f differs from the series' tree"; return 1; }
+    done
 }
 
 # check_install NAME ROOT EMU_PREFIX OUTDIR: the installed tree (DESTDIR

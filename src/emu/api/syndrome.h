@@ -227,8 +227,7 @@ enum uct_ib_emu_fw_status_t : uint8_t {
     _(CREATE_XRQ_BAD_CQ,        BAD_RESOURCE,   0x717005, \
       "xrqc.cqn is not a CQ of this context") \
     _(CREATE_XRQ_BAD_WQ_TYPE,   BAD_PARAM,      0x717006, \
-      "wq.wq_type is not linked list or cyclic (the device has no " \
-      "striding receive queues)") \
+      "wq.wq_type is not linked list or cyclic, striding or not") \
     _(CREATE_XRQ_BAD_PD,        BAD_RESOURCE,   0x717007, \
       "wq.pd is not a protection domain of this context") \
     _(CREATE_XRQ_LOG_WQ_SZ,     BAD_PARAM,      0x717008, \
@@ -248,6 +247,9 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "wq.dbr_addr misaligned or the doorbell record exceeds its umem") \
     _(CREATE_XRQ_LIMIT,         EXCEED_LIM,     0x71700f, \
       "no more XRQs: cmd_hca_cap.log_max_xrq reached") \
+    _(CREATE_XRQ_STRIDES,       BAD_PARAM,      0x717010, \
+      "striding: 2^(9 + log_wqe_num_of_strides) outside 8..65536 strides, " \
+      "or a receive WQE stride that cannot hold a data segment per stride") \
     /* DESTROY_XRQ (issued by the kernel for obj_destroy) */ \
     _(DESTROY_XRQ_IN_USE,       RESOURCE_BUSY,  0x718001, \
       "XRQ still the receive queue of a QP") \

@@ -63,6 +63,7 @@ static_assert(sizeof(struct mlx5_cqe64) == CQE_SIZE, "a 64-byte CQE");
 static_assert(sizeof(struct mlx5_err_cqe) == CQE_SIZE, "a 64-byte error CQE");
 
 constexpr uint32_t SCATTER_32 = 32; /* inside the 64-byte CQE */
+constexpr size_t   CQE_STRIDE_INDEX_OFFSET = 20;
 
 /* What a "32" or "64" setting scatters with CQEs of c's size */
 uint32_t scatter_max(uint32_t setting, const cq *c)
@@ -238,6 +239,14 @@ bool cqe_write(emu_state &s, cq *c, const cqe_desc &d)
             if (d.tm_hdr != nullptr) {
                 memcpy(body.raw, d.tm_hdr, sizeof(struct ibv_tmh));
             }
+        }
+        if (d.stride_set) {
+            /* a striding queue's stride: a big-endian 16-bit index at
+             * bytes 20 and 21, reserved in other CQEs */
+            const uint16_t stride = htobe16(d.stride_index);
+
+            memcpy(body.raw + CQE_STRIDE_INDEX_OFFSET, &stride,
+                   sizeof(stride));
         }
 
         /* the callers checked that the data fits this CQ's CQEs */

@@ -250,6 +250,8 @@ struct cqe_desc {
     uint8_t       app_op;
     uint16_t      app_info;
     const uint8_t *tm_hdr;
+    bool          stride_set;   /* a striding queue's CQE: its stride */
+    uint16_t      stride_index;
 };
 
 /* Scatter to CQE: the largest read or atomic response (requester, cs_req)
@@ -285,6 +287,13 @@ uint32_t *qp_dbrec(const qp *q);
 
 /* Take the next receive WQE of q (its RQ or SRQ): false if none */
 bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges);
+
+/* A striding XRQ: the strides posted and not yet taken; take the next
+ * stride (its WQE's index, its place in the WQE and its data segment),
+ * false if none */
+uint64_t srq_strides_left(srq *sq);
+bool srq_take_stride(srq *sq, uint16_t *wqe_index, uint16_t *stride,
+                     sge *out);
 
 /* Flush the receive WQEs of an RQ in ERR (not an SRQ's) */
 bool recv_flush(emu_state &s, qp *q);
@@ -361,12 +370,16 @@ void completer_response(emu_state &s, qp *q, const wire::resp_hdr &h,
  *    if it needs a receive WQE and there is none (RNR);
  *  - tm_rndv_arrived: a matched rendezvous request has arrived whole: its
  *    entry is consumed, and the device reads the data;
+ *  - tm_stride_packet: a packet of a message that a striding XRQ
+ *    receives into its strides, each with a CQE; the syndrome of a
+ *    failure, or 0;
  *  - tm_device_op_done: what the device queued on q completed;
  *  - tm_srq: dst's XRQ if it matches tags, else NULL
  */
 uint8_t tm_list_op(emu_state &s, qp *q, const send_wqe &w);
 bool tm_receive(emu_state &s, qp *dst, const request_pkt &req);
 void tm_rndv_arrived(emu_state &s, qp *dst, const request_pkt &req);
+uint8_t tm_stride_packet(emu_state &s, qp *dst, const request_pkt &req);
 void tm_device_op_done(emu_state &s, qp *q, const send_wqe &w,
                        uint8_t syndrome);
 

@@ -158,6 +158,34 @@ ring sq_ring(const qp *q)
     return r;
 }
 
+uint64_t srq_strides_left(srq *sq)
+{
+    (void)srq_has_wqe(sq); /* the doorbell record read again if used up */
+    return uint64_t(uint16_t(sq->exec.producer_seen - sq->exec.consumed)) *
+           sq->mp_strides +
+           (sq->exec.mp_sges.size() - sq->exec.mp_used);
+}
+
+bool srq_take_stride(srq *sq, uint16_t *wqe_index, uint16_t *stride,
+                     sge *out)
+{
+    srq_exec &x = sq->exec;
+
+    if (x.mp_used >= x.mp_sges.size()) {
+        x.mp_sges.clear();
+        x.mp_used = 0;
+        if (!srq_take(sq, &x.mp_wqe, &x.mp_sges) || x.mp_sges.empty()) {
+            return false;
+        }
+        /* a data segment per stride: those beyond the strides are not */
+        x.mp_sges.resize(std::min<size_t>(x.mp_sges.size(), sq->mp_strides));
+    }
+    *wqe_index = x.mp_wqe;
+    *stride    = static_cast<uint16_t>(x.mp_used);
+    *out       = x.mp_sges[x.mp_used++];
+    return true;
+}
+
 bool recv_take(qp *q, uint16_t *wqe_index, std::vector<sge> *sges)
 {
     srq *sq = q->is_xrc_tgt() ? q->xrc_srq : q->srq;

@@ -426,8 +426,9 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
     }
 
     if ((flags & OP_SEND) && req.first()) {
-        dst->rq_x.tm_app_op = 0;
-        dst->rq_x.tm_skip   = 0;
+        dst->rq_x.tm_app_op  = 0;
+        dst->rq_x.tm_skip    = 0;
+        dst->rq_x.tm_strides = false;
         if ((tm_srq(dst) != nullptr) ? !tm_receive(s, dst, req) :
             !recv_take(dst, &dst->rq_x.wqe_index, &dst->rq_x.sges)) {
             resp->kind      = resp_kind::RNR_NAK;
@@ -455,7 +456,8 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
         const uint8_t *src = req.payload;
         frags.write_from(src);
     } else if (flags & OP_SEND) {
-        syndrome = scatter(dst, req);
+        syndrome = dst->rq_x.tm_strides ? tm_stride_packet(s, dst, req) :
+                                          scatter(dst, req);
         if (syndrome != 0) {
             fail(s, dst, req, resp,
                  (syndrome == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR) ?
@@ -512,7 +514,11 @@ void responder_receive(emu_state &s, qp *dst, const request_pkt &req,
     }
 
     if ((flags & OP_SEND) && req.last()) {
-        recv_complete(s, dst, req, 0);
+        if (dst->rq_x.tm_strides) {
+            dst->rq_x.in_send = false; /* each packet had its CQE */
+        } else {
+            recv_complete(s, dst, req, 0);
+        }
     }
 }
 

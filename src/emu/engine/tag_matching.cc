@@ -40,6 +40,9 @@ namespace uct_ib_emu {
 namespace {
 
 constexpr uint32_t TMH_SIZE = sizeof(struct ibv_tmh);
+/* byte_cnt of a striding queue's CQE: the stride's bytes in the low 16
+ * bits, and the message's last packet flagged */
+constexpr uint32_t MP_LAST_PACKET = 1u << 30;
 constexpr uint32_t RVH_SIZE = sizeof(struct ibv_rvh);
 
 cq *tm_cq(const srq *x)
@@ -247,7 +250,19 @@ bool tm_receive(emu_state &, qp *dst, const request_pkt &req)
         return true;
     }
 
-    if (!recv_take(dst, &rx.wqe_index, &rx.sges)) {
+    if (x->mp_strides > 0) {
+        /* a stride per packet, each completed on its own: all of them
+         * must be there before the first is taken */
+        const uint32_t mtu   = mtu_bytes(dst->mtu);
+        const uint64_t npkts = std::max<uint64_t>(
+                1, (uint64_t(req.hdr.msg_len) + mtu - 1) / mtu);
+
+        if (srq_strides_left(x) < npkts) {
+            return false;
+        }
+        rx.tm_strides = true;
+        rx.sges.clear();
+    } else if (!recv_take(dst, &rx.wqe_index, &rx.sges)) {
         return false;
     }
     if ((tmh.opcode == IBV_TMH_EAGER) || (tmh.opcode == IBV_TMH_RNDV)) {
@@ -282,6 +297,46 @@ void tm_rndv_arrived(emu_state &s, qp *dst, const request_pkt &)
     if (rx.tm_rndv.len > e.buf.length) {
         w.bad_syndrome = MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
     }
+}
+
+uint8_t tm_stride_packet(emu_state &s, qp *dst, const request_pkt &req)
+{
+    srq *x        = tm_srq(dst);
+    const bool last = req.last();
+    const uint8_t *src = req.payload;
+    cqe_desc d    = {};
+    frag_list frags;
+    uint16_t wqe, stride;
+    sge e;
+
+    if (!srq_take_stride(x, &wqe, &stride, &e) ||
+        (req.hdr.payload_len > e.length) ||
+        (req.hdr.payload_len > x->mp_stride_bytes)) {
+        return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+    }
+    if (mem_translate(dst->ctx->dev, dst->responder_pd(), e.lkey, e.addr,
+                      req.hdr.payload_len, IBV_ACCESS_LOCAL_WRITE,
+                      &frags) != key_check::OK) {
+        return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+    }
+    frags.write_from(src);
+
+    /* the immediate, if any, in the last packet's CQE only */
+    d.opcode       = (last && (req.info->flags & OP_IMM)) ?
+                     MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND;
+    d.imm          = (d.opcode == MLX5_CQE_RESP_SEND_IMM) ? req.hdr.imm : 0;
+    d.qpn          = dst->qpn;
+    d.srqn         = x->srqn;
+    d.wqe_counter  = wqe;
+    d.stride_set   = true;
+    d.stride_index = stride;
+    d.byte_cnt     = req.hdr.payload_len | (last ? MP_LAST_PACKET : 0);
+    d.solicited    = last && req.solicited();
+    d.app_op       = dst->rq_x.tm_app_op;
+    if (!cqe_write(s, tm_cq(x), d)) {
+        qp_to_error(s, dst, "tag-matching CQ overrun");
+    }
+    return 0;
 }
 
 void tm_device_op_done(emu_state &s, qp *q, const send_wqe &w,

@@ -51,6 +51,7 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::rndv_offload_rc>>(out, 1);
     put<general_cap<cap::log_tag_matching_list_sz>>(out,
                                                     LOG_TAG_MATCHING_LIST_SZ);
+    put<general_cap<cap::ext_stride_num_range>>(out, 1); /* striding XRQs */
     put<general_cap<cap::log_max_cq_sz>>(out, LOG_MAX_CQ_SZ);
     put<general_cap<cap::log_max_cq>>(out, LOG_MAX_CQ);
     put<general_cap<cap::log_max_mkey>>(out, LOG_MAX_MKEY);

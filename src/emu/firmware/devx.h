@@ -218,6 +218,9 @@ fw_result mkey_create_cmd(context *ctx, const mailbox &in, mailbox &out,
 struct wq_syndromes {
     uct_ib_emu_syndrome_t wq_type, pd, log_wq_sz, log_wq_stride, lwm,
                           wq_umem, wq_umem_size, dbr_umem, dbr_addr, limit;
+    /* striding (multi-packet) queues allowed, with this syndrome for
+     * their stride geometry; 0: only linked-list and cyclic ones */
+    uct_ib_emu_syndrome_t strides;
 };
 fw_result wq_srq_create(context *ctx, const uint32_t *wqc,
                         const wq_syndromes &syn, std::unique_ptr<srq> *q_p);

@@ -61,14 +61,19 @@ fw_result wq_srq_create(context *ctx, const uint32_t *wqc,
 {
     device *dev = ctx->dev;
     unsigned log_wq_sz, stride, wq_type;
+    int log_strides = 0;
+    bool striding;
     uint64_t wq_offset, dbr_addr, lwm;
     umem *wq_umem, *dbr_umem;
     std::unique_ptr<srq> q;
     pd *p;
 
     wq_type = get<prm::wq::wq_type>(wqc);
-    if ((wq_type != UCT_MLX5_WQ_TYPE_LINKED_LIST) &&
-        (wq_type != UCT_MLX5_WQ_TYPE_CYCLIC)) {
+    striding = (wq_type == UCT_MLX5_WQ_TYPE_LINKED_LIST_STRIDING) ||
+               (wq_type == UCT_MLX5_WQ_TYPE_CYCLIC_STRIDING);
+    if (((wq_type != UCT_MLX5_WQ_TYPE_LINKED_LIST) &&
+         (wq_type != UCT_MLX5_WQ_TYPE_CYCLIC) && !striding) ||
+        (striding && (syn.strides == 0))) {
         return fw_fail(syn.wq_type);
     }
 
@@ -85,6 +90,21 @@ fw_result wq_srq_create(context *ctx, const uint32_t *wqc,
     stride = 1u << get<prm::wq::log_wq_stride>(wqc);
     if ((stride < RMP_MIN_STRIDE) || (stride > MAX_WQE_SZ_RQ)) {
         return fw_fail(syn.log_wq_stride);
+    }
+
+    if (striding) {
+        /* 2^(9 + n) strides, n a 4-bit two's complement number
+         * (ext_stride_num_range: 8 strides and more), each of
+         * 2^(6 + m) bytes; a WQE holds a data segment per stride */
+        int n = static_cast<int>(
+                get<prm::wq::single_wqe_log_num_of_strides>(wqc));
+
+        log_strides = 9 + ((n >= 8) ? (n - 16) : n);
+        if ((log_strides < 3) ||
+            (stride < sizeof(struct mlx5_wqe_srq_next_seg) +
+                      (sizeof(struct mlx5_wqe_data_seg) << log_strides))) {
+            return fw_fail(syn.strides);
+        }
     }
 
     lwm = get<prm::wq::lwm>(wqc);
@@ -121,7 +141,18 @@ fw_result wq_srq_create(context *ctx, const uint32_t *wqc,
     q->devx           = true;
     q->pd             = p;
     q->srqn           = dev->next_srqn++;
+    /* a striding queue takes its WQEs as its plain kind does */
+    if (wq_type == UCT_MLX5_WQ_TYPE_CYCLIC_STRIDING) {
+        wq_type = UCT_MLX5_WQ_TYPE_CYCLIC;
+    } else if (wq_type == UCT_MLX5_WQ_TYPE_LINKED_LIST_STRIDING) {
+        wq_type = UCT_MLX5_WQ_TYPE_LINKED_LIST;
+    }
     q->wq_type        = static_cast<uint8_t>(wq_type);
+    if (striding) {
+        q->mp_strides      = 1u << log_strides;
+        q->mp_stride_bytes = 1u << (6 + get<prm::wq::
+                                         single_stride_log_num_of_bytes>(wqc));
+    }
     q->wqe_cnt        = 1u << log_wq_sz;
     q->stride         = stride;
     q->max_sge        = (stride - sizeof(struct mlx5_wqe_srq_next_seg)) /
@@ -156,7 +187,8 @@ fw_result rmp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
         UCT_IB_EMU_SYND_CREATE_RMP_WQ_UMEM_SIZE,
         UCT_IB_EMU_SYND_CREATE_RMP_BAD_DBR_UMEM,
         UCT_IB_EMU_SYND_CREATE_RMP_DBR_ADDR,
-        UCT_IB_EMU_SYND_CREATE_RMP_LIMIT
+        UCT_IB_EMU_SYND_CREATE_RMP_LIMIT,
+        uct_ib_emu_syndrome_t(0) /* no striding RMPs */
     };
     const uint32_t *rmpc;
     std::unique_ptr<srq> q;

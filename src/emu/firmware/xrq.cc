@@ -7,7 +7,9 @@
  * served by it change and incoming messages consume
  * (engine/tag_matching.cc); rendezvous offload lets the device read a
  * matched rendezvous's data itself. The device advertises tag matching and
- * rendezvous offload on RC only, and no multi-packet (striding) queues.
+ * rendezvous offload on RC only. A striding (multi-packet) XRQ takes a
+ * stride per packet of what it receives into its WQEs, each WQE a data
+ * segment per stride (ext_stride_num_range: 8 strides and more).
  */
 #include <emu/firmware/devx.h>
 
@@ -50,7 +52,8 @@ fw_result xrq_create_cmd(context *ctx, const mailbox &in, mailbox &out,
         UCT_IB_EMU_SYND_CREATE_XRQ_WQ_UMEM_SIZE,
         UCT_IB_EMU_SYND_CREATE_XRQ_BAD_DBR_UMEM,
         UCT_IB_EMU_SYND_CREATE_XRQ_DBR_ADDR,
-        UCT_IB_EMU_SYND_CREATE_XRQ_LIMIT
+        UCT_IB_EMU_SYND_CREATE_XRQ_LIMIT,
+        UCT_IB_EMU_SYND_CREATE_XRQ_STRIDES
     };
     device *dev = ctx->dev;
     const uint32_t *xrqc;
@@ -115,11 +118,13 @@ fw_result xrq_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     wq_srq_install(q.get());
 
     put<prm::create_xrq_out::xrqn>(out.dw(), q->srqn);
-    uct_ib_emu_debug("%s: created DevX xrq 0x%x: %s, %u WQEs of %u bytes, "
-                     "cq 0x%x, %zu tags%s", dev->name.c_str(), q->srqn,
+    uct_ib_emu_debug("%s: created DevX xrq 0x%x: %s, %u WQEs of %u bytes "
+                     "(%u strides of %u bytes), cq 0x%x, %zu tags%s",
+                     dev->name.c_str(), q->srqn,
                      (q->wq_type == UCT_MLX5_WQ_TYPE_CYCLIC) ? "cyclic" :
                                                                "linked list",
-                     q->wqe_cnt, q->stride, c->cqn, q->tm.entries.size(),
+                     q->wqe_cnt, q->stride, q->mp_strides, q->mp_stride_bytes,
+                     c->cqn, q->tm.entries.size(),
                      q->tm.rndv ? ", rendezvous offload" : "");
     *xrq_p = add_object(ctx, std::move(q));
     return FW_OK;

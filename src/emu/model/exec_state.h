@@ -237,6 +237,8 @@ struct rq_exec {
      * and the bytes of it not scattered (the header of a matched eager
      * message) */
     uint8_t          tm_app_op = 0;
+    bool             tm_strides = false; /* a stride per packet (striding
+                                            XRQ): a CQE per packet */
     uint16_t         tm_entry  = 0;
     uint8_t          tm_hdr[16] = {};
     uint32_t         tm_skip   = 0;
@@ -288,6 +290,11 @@ struct srq_exec {
     uint16_t head     = 0; /* next WQE the device takes */
     uint16_t consumed = 0; /* WQEs taken */
     uint16_t producer_seen = 0; /* the doorbell record, as last read */
+    /* A striding XRQ: the WQE whose strides it is filling, and how many
+     * of them it used (all: take a new WQE) */
+    uint16_t mp_wqe   = 0;
+    uint32_t mp_used  = 0;
+    std::vector<sge> mp_sges;
     uint16_t tail     = 0; /* provider: last free WQE */
     uint16_t posted   = 0; /* provider: WQEs posted (the doorbell counter) */
     uint16_t free_head = 0;

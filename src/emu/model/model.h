@@ -466,6 +466,10 @@ struct srq : object {
     bool           tag_matching   = false;
     struct cq      *xrq_cq        = nullptr;
     tm_exec        tm;
+    /* A striding (multi-packet) XRQ: strides per WQE (0: not striding),
+     * their size */
+    uint32_t       mp_strides      = 0;
+    uint32_t       mp_stride_bytes = 0;
 
     /* A DevX RMP or XRQ */
     bool           devx           = false;

@@ -43,6 +43,8 @@ constexpr field log_matching_list_sz { 256,  4};
 
 namespace wq {
 constexpr field wq_type        {  0,  4};
+constexpr field log_wqe_num_of_strides {308, 4};
+constexpr field log_wqe_stride_size    {317, 3};
 constexpr field pd             { 72, 24};
 constexpr field log_wq_stride  {268,  4};
 constexpr field log_wq_sz      {283,  5};
@@ -56,10 +58,12 @@ constexpr field rndv_offload_rc          {1521, 1};
 constexpr field rndv_offload_dc          {1522, 1};
 constexpr field log_tag_matching_list_sz {1523, 5};
 constexpr field log_max_xrq              {1531, 5};
+constexpr field ext_stride_num_range     { 928, 1};
 
 constexpr uint8_t TOPOLOGY_TM   = 1;
 constexpr uint8_t OFFLOAD_RNDV  = 1;
 constexpr uint8_t CYCLIC        = 1;
+constexpr uint8_t CYCLIC_STRIDING = 3;
 } // namespace xrq_prm
 
 /* The tag-matching segment's operations and flags, and the CQE's app_op
@@ -116,6 +120,9 @@ protected:
     static constexpr unsigned LOG_SIZE   = 3; /* 8 WQEs */
     static constexpr unsigned LOG_STRIDE = 5; /* 32 bytes, as UCX 1.13.1 */
     static constexpr unsigned LOG_LIST   = 3; /* 8 entries */
+    /* striding: a next segment and 8 data segments, 144 bytes, in 256 */
+    static constexpr unsigned LOG_MP_STRIDE = 8;
+    static constexpr unsigned MP_STRIDES    = 8;
 
     void cleanup() override
     {
@@ -141,7 +148,7 @@ protected:
     void xrq_mem(struct ibv_context *ctx)
     {
         m_xrq.size   = 1u << LOG_SIZE;
-        m_xrq.stride = 1u << LOG_STRIDE;
+        m_xrq.stride = 1u << (m_striding ? LOG_MP_STRIDE : LOG_STRIDE);
         m_xrq.ring.assign(size_t(m_xrq.size) * m_xrq.stride, 0);
         m_xrq.dbr.assign(64, 0);
         m_xrq.ring_umem = uct_ib_glue->devx_umem_reg(ctx, m_xrq.ring.data(),
@@ -155,7 +162,8 @@ protected:
     }
 
     /* A CREATE_XRQ as UCX 1.13.1 writes it: tag matching with rendezvous
-     * offload, a cyclic ring, the doorbell record at offset 8 */
+     * offload, a cyclic ring, the doorbell record at offset 8; striding,
+     * 8 strides of 1024 bytes a WQE (a data segment each) */
     prm_buf create_cmd(const devx_env &env) const
     {
         using namespace xrq_prm;
@@ -166,9 +174,13 @@ protected:
         in.set(XRQC + xrqc::offload, OFFLOAD_RNDV);
         in.set(XRQC + xrqc::log_matching_list_sz, LOG_LIST);
         in.set(XRQC + xrqc::cqn, env.cqn);
-        in.set(WQ + wq::wq_type, CYCLIC);
+        in.set(WQ + wq::wq_type, m_striding ? CYCLIC_STRIDING : CYCLIC);
         in.set(WQ + wq::log_wq_sz, LOG_SIZE);
-        in.set(WQ + wq::log_wq_stride, LOG_STRIDE);
+        in.set(WQ + wq::log_wq_stride, m_striding ? LOG_MP_STRIDE : LOG_STRIDE);
+        if (m_striding) {
+            in.set(WQ + wq::log_wqe_num_of_strides, (3 - 9) & 0xf);
+            in.set(WQ + wq::log_wqe_stride_size, 10 - 6);
+        }
         in.set(WQ + wq::pd, env.pdn);
         in.set(WQ + wq::dbr_umem_id, m_xrq.dbr_umem->umem_id);
         in.set(WQ + field{128, 64}, 8); /* wq.dbr_addr */
@@ -300,7 +312,25 @@ protected:
         return out;
     }
 
+    /* Post one striding WQE: a data segment per stride */
+    void post_xrq_strides(const std::vector<void*> &bufs, uint32_t len,
+                          uint32_t lkey)
+    {
+        uint8_t *wqe = m_xrq.ring.data() +
+                       size_t(m_xrq.posted & (m_xrq.size - 1)) * m_xrq.stride;
+
+        memset(wqe, 0, m_xrq.stride);
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            struct mlx5_wqe_data_seg d = dseg(bufs[i], len, lkey);
+            memcpy(wqe + 16 * (i + 1), &d, sizeof(d));
+        }
+        ++m_xrq.posted;
+        __atomic_store_n(reinterpret_cast<uint32_t*>(m_xrq.dbr.data() + 8),
+                         htobe32(m_xrq.posted), __ATOMIC_RELEASE);
+    }
+
     xrq_t m_xrq;
+    bool  m_striding = false;
 };
 
 
@@ -318,6 +348,7 @@ TEST_F(test_emu_tag_matching, hca_caps_report_tag_matching)
     EXPECT_EQ(0u, out.get(prm::CAPABILITY + rndv_offload_dc));
     EXPECT_EQ(10u, out.get(prm::CAPABILITY + log_tag_matching_list_sz));
     EXPECT_GT(out.get(prm::CAPABILITY + log_max_xrq), 0u);
+    EXPECT_EQ(1u, out.get(prm::CAPABILITY + ext_stride_num_range));
 }
 
 TEST_F(test_emu_tag_matching, create_rejections)
@@ -348,7 +379,7 @@ TEST_F(test_emu_tag_matching, create_rejections)
          }, prm::BAD_PARAM, UCT_IB_EMU_SYND_CREATE_XRQ_LIST_SZ},
         {"no such CQ", [](prm_buf &in) { in.set(XRQC + xrqc::cqn, 0xfffff); },
          prm::BAD_RESOURCE, UCT_IB_EMU_SYND_CREATE_XRQ_BAD_CQ},
-        {"striding ring", [](prm_buf &in) { in.set(WQ + wq::wq_type, 3); },
+        {"no such ring type", [](prm_buf &in) { in.set(WQ + wq::wq_type, 4); },
          prm::BAD_PARAM, UCT_IB_EMU_SYND_CREATE_XRQ_BAD_WQ_TYPE},
         {"no such PD", [](prm_buf &in) { in.set(WQ + wq::pd, 0xfffff); },
          prm::BAD_RESOURCE, UCT_IB_EMU_SYND_CREATE_XRQ_BAD_PD},
@@ -569,6 +600,115 @@ TEST_F(test_emu_tag_matching, rendezvous_read_by_the_device_and_fin)
     EXPECT_EQ(IBV_TMH_FIN, fin.opcode);
     EXPECT_EQ(0xc0ffeeu, be32toh(fin.app_ctx));
     EXPECT_TRUE(run_and_poll(m_b).empty());
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(test_emu_tag_matching, striding_a_stride_and_a_cqe_per_packet)
+{
+    m_striding = true;
+    tm_setup(false);
+    const unsigned mtu = 1024;
+    std::vector<uint8_t> strides(2 * MP_STRIDES * mtu, 0);
+    struct ibv_mr *smr = reg(m_b, strides.data(), strides.size());
+    std::vector<uint8_t> msg(2 * mtu + 100); /* 3 packets */
+    std::vector<void*> wqe0, wqe1;
+
+    for (unsigned i = 0; i < MP_STRIDES; ++i) {
+        wqe0.push_back(&strides[i * mtu]);
+        wqe1.push_back(&strides[(MP_STRIDES + i) * mtu]);
+    }
+    for (size_t i = 0; i < msg.size(); ++i) {
+        msg[i] = uint8_t(i * 13 + 1);
+    }
+    struct ibv_tmh tmh = {};
+    tmh.opcode = IBV_TMH_EAGER;
+    tmh.tag    = 0x77;
+    memcpy(msg.data(), &tmh, sizeof(tmh));
+    struct ibv_mr *mmr = reg(m_a, msg.data(), msg.size());
+
+    /* unexpected, 3 packets: no WQE posted, so it waits (RNR) */
+    post_send(m_a, msg.data(), uint32_t(msg.size()), mmr->lkey);
+    EXPECT_TRUE(run_and_poll(m_b).empty());
+    EXPECT_GT(uct_ib_emu_counters().rnr_naks, 0u);
+
+    /* two WQEs of 8 strides: 3 strides of the first, a CQE each */
+    post_xrq_strides(wqe0, mtu, smr->lkey);
+    post_xrq_strides(wqe1, mtu, smr->lkey);
+    std::vector<tm_cqe> cqes;
+    for (int pass = 0; (pass < 100) && (cqes.size() < 3); ++pass) {
+        uct_ib_emu_clock_advance(1000000);
+        for (const tm_cqe &c : run_and_poll(m_b)) {
+            cqes.push_back(c);
+        }
+    }
+    ASSERT_EQ(3u, cqes.size()) << counters_str();
+    for (unsigned i = 0; i < 3; ++i) {
+        uint16_t stride;
+        memcpy(&stride, cqes[i].c.raw + 20, sizeof(stride));
+        EXPECT_EQ(OP_UNEXPECTED, cqes[i].app_op) << i;
+        EXPECT_EQ(0u, cqes[i].c.wqe_counter) << i;
+        EXPECT_EQ(i, be16toh(stride)) << i;
+        EXPECT_EQ((i < 2) ? mtu : 100u, cqes[i].c.byte_cnt & 0xffff) << i;
+        EXPECT_EQ(i == 2, !!(cqes[i].c.byte_cnt & (1u << 30))) << i;
+        EXPECT_EQ(0, memcmp(&strides[i * mtu], &msg[i * mtu],
+                            cqes[i].c.byte_cnt & 0xffff)) << i;
+    }
+
+    /* the next message goes on in the same WQE, then the next WQE: 8
+     * packets take strides 3..7 of WQE 0 and 0..2 of WQE 1 */
+    std::vector<uint8_t> big(8 * mtu);
+    memcpy(big.data(), &tmh, sizeof(tmh));
+    struct ibv_mr *bmr = reg(m_a, big.data(), big.size());
+    post_send(m_a, big.data(), uint32_t(big.size()), bmr->lkey);
+    cqes = run_and_poll(m_b);
+    ASSERT_EQ(8u, cqes.size()) << counters_str();
+    for (unsigned i = 0; i < 8; ++i) {
+        uint16_t stride;
+        memcpy(&stride, cqes[i].c.raw + 20, sizeof(stride));
+        EXPECT_EQ((i < 5) ? 0u : 1u, cqes[i].c.wqe_counter) << i;
+        EXPECT_EQ((i < 5) ? (3 + i) : (i - 5), be16toh(stride)) << i;
+        EXPECT_EQ(i == 7, !!(cqes[i].c.byte_cnt & (1u << 30))) << i;
+    }
+
+    /* a matched message still goes whole to its tagged buffer */
+    std::vector<uint8_t> tagged(4 * mtu, 0);
+    struct ibv_mr *tmr = reg(m_b, tagged.data(), tagged.size());
+    list_op(TM_APPEND, 0, 1, 0, 0x77, ~0ull, tagged.data(),
+            uint32_t(tagged.size()), tmr->lkey);
+    EXPECT_TRUE(run_and_poll(m_b).empty());
+    post_send(m_a, msg.data(), uint32_t(msg.size()), mmr->lkey);
+    cqes = run_and_poll(m_b);
+    ASSERT_EQ(1u, cqes.size()) << counters_str();
+    EXPECT_EQ(OP_CONSUMED_MSG, cqes[0].app_op);
+    EXPECT_EQ(msg.size() - 16, cqes[0].c.byte_cnt);
+    EXPECT_EQ(0, memcmp(tagged.data(), msg.data() + 16, msg.size() - 16));
+}
+
+TEST_F(test_emu_tag_matching, striding_create_rejections)
+{
+    using namespace xrq_prm;
+    m_striding = true;
+    env_init(m_b.env, m_ctx1);
+    m_qps.push_back(&m_b);
+    xrq_mem(m_b.env.ctx);
+
+    prm_buf in = create_cmd(m_b.env), out(prm::HDR_BYTES);
+    in.set(WQ + wq::log_wqe_num_of_strides, (2 - 9) & 0xf); /* 4 */
+    EXPECT_EQ(nullptr, uct_ib_glue->devx_obj_create(m_b.env.ctx, in.data(),
+                                                    in.size(), out.data(),
+                                                    out.size()));
+    EXPECT_EQ(UCT_IB_EMU_SYND_CREATE_XRQ_STRIDES, out.get(prm::syndrome));
+
+    in = create_cmd(m_b.env);
+    in.set(WQ + wq::log_wqe_num_of_strides, (4 - 9) & 0xf); /* 16 */
+    EXPECT_EQ(nullptr, uct_ib_glue->devx_obj_create(m_b.env.ctx, in.data(),
+                                                    in.size(), out.data(),
+                                                    out.size()))
+            << "16 data segments do not fit a 256-byte WQE";
+    EXPECT_EQ(UCT_IB_EMU_SYND_CREATE_XRQ_STRIDES, out.get(prm::syndrome));
 }
 
 } // namespace
