@@ -9,9 +9,10 @@
 # PREFIX  an installed tree of this project (its preload library and ucx_emu)
 # OUTDIR  build.sh's outputs: the patch, times.txt, gtest/ (per test results,
 #         the comparison), logs/
-# Environment: UPSTREAM_SUITES (default here "transient_ah,ib": our new tests
-# and the ib suite; "rc_mlx5,ib,ud_mlx5,transient_ah" is the whole
-# comparison, which takes about 45 minutes on 2 cores), UPSTREAM_CHECK_TIMEOUT
+# Environment: UPSTREAM_SUITES (default here "transient_ah,ib,tag": our new
+# tests, the ib suite and rc_mlx5's hardware tag-matching tests, about two
+# minutes; "rc_mlx5,ib,ud_mlx5,transient_ah" is the whole comparison, which
+# takes about 45 minutes on 2 cores), UPSTREAM_CHECK_TIMEOUT
 # (seconds for all of it, default 2400), UCX_UPSTREAM_CACHE (build.sh's
 # cache of builds).
 # Then contrib/mpi-check.sh on the patched install (Open MPI pml/osc ucx,
@@ -96,7 +97,7 @@ if [ $rc -eq 0 ]; then
 fi
 
 case $rc in
-0)   echo "upstream: ok: UCX 1.13.1 stock and patched, $(grep -c . "$out/gtest/summary.txt") suites compared ($UPSTREAM_SUITES), patches $(tail -1 "$out/diffstat.txt" | sed 's/^ *//') and $(tail -1 "$out/diffstat-ud.txt" | sed 's/^ *//'), in $secs s$mpi$reconnect" ;;
+0)   echo "upstream: ok: UCX 1.13.1 stock and patched, $(grep -c . "$out/gtest/summary.txt") suites compared ($UPSTREAM_SUITES), patches $(tail -1 "$out/diffstat.txt" | sed 's/^ *//'), $(tail -1 "$out/diffstat-ud.txt" | sed 's/^ *//') and $(tail -1 "$out/diffstat-tm.txt" | sed 's/^ *//'), in $secs s$mpi$reconnect" ;;
 124) echo "upstream: FAILED: timed out after $limit s" ;;
 200) echo "upstream: FAILED: MPI and OpenSHMEM on the patched UCX: $(tail -1 "$out/mpi.log") (see $out/mpi.log)" ;;
 201) echo "upstream: FAILED: UCP reconnect: $(grep FAILED "$out/ucp-reconnect.log" | head -1) (see $out/ucp-reconnect.log)" ;;
