@@ -9,8 +9,8 @@
  *    index the next free entry; REMOVE takes the entry it names out of the
  *    list; NOP changes nothing. With SW_CNT an APPEND goes only if its
  *    sw_cnt equals the unexpected messages the XRQ has counted (else the
- *    operation fails: a message its user has not seen yet might match the
- *    new tag); with CQE_REQ the XRQ's CQ gets a NO_PACKET CQE whose app_op
+ *    operation fails, its entry used but not listed: a message its user
+ *    has not seen yet might match the new tag); with CQE_REQ the XRQ's CQ gets a NO_PACKET CQE whose app_op
  *    names the operation and whose first dword says whether it succeeded.
  *  - Every SEND that reaches a QP served by the XRQ begins with a 16-byte
  *    tag-matching header (struct ibv_tmh). EAGER and RNDV are matched
@@ -78,10 +78,15 @@ bool list_op_execute(srq *x, const send_wqe &w)
     case UCT_MLX5_TM_OP_APPEND: {
         tm_entry &e = tm.entries[tm.append_next];
 
-        if (((w.tm.flags & UCT_MLX5_TM_FLAG_SW_CNT) &&
-             (w.tm.sw_cnt != tm.unexpected)) ||
-            (w.tm.index >= tm.entries.size()) || e.listed ||
+        if ((w.tm.index >= tm.entries.size()) || e.listed ||
             (w.sges.size() != TM_MAX_SGE)) {
+            return false;
+        }
+        /* a stale sw_cnt fails the append, but its entry is used all the
+         * same: the next free one is the WQE's, as its user counts them */
+        tm.append_next = w.tm.index;
+        if ((w.tm.flags & UCT_MLX5_TM_FLAG_SW_CNT) &&
+            (w.tm.sw_cnt != tm.unexpected)) {
             return false;
         }
         e.listed       = true;
@@ -89,7 +94,6 @@ bool list_op_execute(srq *x, const send_wqe &w)
         e.mask         = w.tm.mask;
         e.buf          = w.sges.front();
         e.seq          = tm.next_seq++;
-        tm.append_next = w.tm.index;
         return true;
     }
     case UCT_MLX5_TM_OP_REMOVE:

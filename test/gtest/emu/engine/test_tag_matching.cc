@@ -462,11 +462,11 @@ TEST_F(test_emu_tag_matching, eager_matched_unexpected_and_untagged)
     EXPECT_EQ(16u + sizeof(v2), cqes[0].c.byte_cnt);
     EXPECT_EQ(v2, rx[2]);
 
-    /* an APPEND whose sw_cnt misses that message is refused; with the
-     * count it goes (entry 1, the free one) */
+    /* an APPEND whose sw_cnt misses that message is refused, its entry
+     * (1) used all the same; with the count the next one goes (entry 2) */
     list_op(TM_APPEND, TM_CQE_REQ | TM_SW_CNT, 2, 0, 0x10, 0xff,
             &tagged[2], 16, tmr->lkey);
-    list_op(TM_APPEND, TM_CQE_REQ | TM_SW_CNT, 2, 1, 0x10, 0xff,
+    list_op(TM_APPEND, TM_CQE_REQ | TM_SW_CNT, 3, 1, 0x10, 0xff,
             &tagged[2], 16, tmr->lkey);
     cqes = run_and_poll(m_b);
     ASSERT_EQ(2u, cqes.size()) << counters_str();
@@ -481,7 +481,7 @@ TEST_F(test_emu_tag_matching, eager_matched_unexpected_and_untagged)
     cqes = run_and_poll(m_b);
     ASSERT_EQ(1u, cqes.size()) << counters_str();
     EXPECT_EQ(OP_CONSUMED_MSG, cqes[0].app_op);
-    EXPECT_EQ(1u, cqes[0].app_info);
+    EXPECT_EQ(2u, cqes[0].app_info);
     EXPECT_EQ(v3, tagged[2]);
 
     /* untagged messages take a receive WQE: NO_TAG and FIN alike */
@@ -495,20 +495,23 @@ TEST_F(test_emu_tag_matching, eager_matched_unexpected_and_untagged)
     EXPECT_EQ(OP_NO_TAG, cqes[1].app_op);
     EXPECT_EQ(2u, cqes[1].c.wqe_counter);
 
-    /* REMOVE of a listed entry, of one no longer listed, and a NOP */
-    list_op(TM_APPEND, TM_CQE_REQ, 3, 0, 0x99, ~0ull, &tagged[3], 8,
+    /* REMOVE of a listed entry (3), of one no longer listed, of the one
+     * the refused APPEND used (1), and a NOP */
+    list_op(TM_APPEND, TM_CQE_REQ, 4, 0, 0x99, ~0ull, &tagged[3], 8,
             tmr->lkey);
-    list_op(TM_REMOVE, TM_CQE_REQ, 2, 0);
-    list_op(TM_REMOVE, TM_CQE_REQ, 2, 0);
+    list_op(TM_REMOVE, TM_CQE_REQ, 3, 0);
+    list_op(TM_REMOVE, TM_CQE_REQ, 3, 0);
+    list_op(TM_REMOVE, TM_CQE_REQ, 1, 0);
     list_op(TM_NOP, TM_CQE_REQ | TM_SW_CNT, 0, 1);
     cqes = run_and_poll(m_b);
-    ASSERT_EQ(4u, cqes.size()) << counters_str();
+    ASSERT_EQ(5u, cqes.size()) << counters_str();
     EXPECT_EQ(uint32_t(MLX5_TMC_SUCCESS), cqes[0].success);
     EXPECT_EQ(OP_REMOVE, cqes[1].app_op);
-    EXPECT_EQ(2u, cqes[1].app_info);
+    EXPECT_EQ(3u, cqes[1].app_info);
     EXPECT_EQ(uint32_t(MLX5_TMC_SUCCESS), cqes[1].success);
     EXPECT_EQ(0u, cqes[2].success) << "already removed";
-    EXPECT_EQ(OP_NOOP, cqes[3].app_op);
+    EXPECT_EQ(0u, cqes[3].success) << "never listed";
+    EXPECT_EQ(OP_NOOP, cqes[4].app_op);
 
     /* the removed tag no longer matches */
     send_tmh(IBV_TMH_EAGER, 2, 0x99, &v2, sizeof(v2));
