@@ -96,10 +96,26 @@ if [ $rc -eq 0 ]; then
     fi
 fi
 
+# UCP with hardware tag matching: the patched UCX runs on RoCE and
+# InfiniBand, the stock one aborts on RoCEv2 (contrib/ucp-tag-offload-check.sh)
+tagoff=
+if [ $rc -eq 0 ]; then
+    "$top/contrib/ucp-tag-offload-check.sh" "$prefix" \
+        "$(dirname "$(cat "$out/stock-libdir.txt")")" \
+        "$(dirname "$(cat "$out/patched-libdir.txt")")" "$out/ucp-tag-offload" 2>&1 |
+        tee "$out/ucp-tag-offload.log"
+    if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+        tagoff=", UCP tag offload: patched runs on RoCE and InfiniBand, stock aborts on RoCEv2"
+    else
+        rc=202
+    fi
+fi
+
 case $rc in
-0)   echo "upstream: ok: UCX 1.13.1 stock and patched, $(grep -c . "$out/gtest/summary.txt") suites compared ($UPSTREAM_SUITES), patches $(tail -1 "$out/diffstat.txt" | sed 's/^ *//'), $(tail -1 "$out/diffstat-ud.txt" | sed 's/^ *//') and $(tail -1 "$out/diffstat-tm.txt" | sed 's/^ *//'), in $secs s$mpi$reconnect" ;;
+0)   echo "upstream: ok: UCX 1.13.1 stock and patched, $(grep -c . "$out/gtest/summary.txt") suites compared ($UPSTREAM_SUITES), patches $(tail -1 "$out/diffstat.txt" | sed 's/^ *//'), $(tail -1 "$out/diffstat-ud.txt" | sed 's/^ *//') and $(tail -1 "$out/diffstat-tm.txt" | sed 's/^ *//'), in $secs s$mpi$reconnect$tagoff" ;;
 124) echo "upstream: FAILED: timed out after $limit s" ;;
 200) echo "upstream: FAILED: MPI and OpenSHMEM on the patched UCX: $(tail -1 "$out/mpi.log") (see $out/mpi.log)" ;;
+202) echo "upstream: FAILED: UCP tag offload: $(grep FAILED "$out/ucp-tag-offload.log" | head -1) (see $out/ucp-tag-offload.log)" ;;
 201) echo "upstream: FAILED: UCP reconnect: $(grep FAILED "$out/ucp-reconnect.log" | head -1) (see $out/ucp-reconnect.log)" ;;
 *)   echo "upstream: FAILED: build.sh exit $rc after $secs s (see $out/logs)" ;;
 esac
