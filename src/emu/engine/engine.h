@@ -15,6 +15,8 @@
  *                     overrun
  *   queues.cc         the rings of a QP, receive WQEs of RQs and SRQs
  *   ud.cc             UD datagrams: the address vector, delivery, the GRH
+ *   tag_matching.cc   an XRQ's tag-matching list: list operations, matching,
+ *                     the device's rendezvous read and FIN, strides
  *   delivery.cc       whether a packet reaches its responder, and why not
  *   remote.cc         frames from other hosts, executed here
  *   mkey.cc           memory keys: lookup, access rights, bounds
