@@ -181,9 +181,6 @@ uint8_t tm_list_op(emu_state &s, qp *q, const send_wqe &w)
                      (w.tm.op == UCT_MLX5_TM_OP_APPEND) ? "append" :
                      (w.tm.op == UCT_MLX5_TM_OP_REMOVE) ? "remove" : "nop",
                      w.tm.index, q->qpn, ok ? "done" : "refused");
-    if (w.tm.flags & UCT_MLX5_TM_FLAG_SW_CNT) {
-        x->tm.sw_cnt = w.tm.sw_cnt;
-    }
     if (w.tm.flags & UCT_MLX5_TM_FLAG_CQE_REQ) {
         cqe_desc d = {};
 

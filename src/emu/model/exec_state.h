@@ -271,7 +271,6 @@ struct tm_exec {
     std::vector<tm_entry> entries;   /* 2^log_matching_list_sz */
     uint16_t append_next = 0;   /* the entry the next APPEND fills */
     uint16_t unexpected  = 0;   /* unexpected messages (hw_phase_cnt) */
-    uint16_t sw_cnt      = 0;   /* the last sw_cnt a list op carried */
     uint64_t next_seq    = 0;
     bool     rndv        = false; /* rendezvous offload */
 };
