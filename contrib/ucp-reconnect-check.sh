@@ -35,18 +35,8 @@ passed=0 failed=0
 
 mkdir -p "$out" || { echo "ucp-reconnect: FAILED: cannot create $out"; exit 1; }
 
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill -KILL -- -"$p" 2>/dev/null
-    done
-    wait 2>/dev/null
-    [ -e "/dev/shm/ucx-emu.$(id -u).$fabric" ] &&
-        timeout 30 "$emu" -f "$fabric" destroy --force >/dev/null 2>&1
-    rm -f "/dev/shm/ucx-emu.$(id -u).$fabric"
-}
-trap cleanup EXIT
+. "$top/contrib/common/emu-fabric.sh"
+trap fabric_cleanup EXIT
 
 ok()   { echo "ucp-reconnect: ok: $*"; passed=$((passed + 1)); }
 fail() { echo "ucp-reconnect: FAILED: $*"; failed=$((failed + 1)); }
@@ -64,7 +54,7 @@ run() {
         "$top/contrib/ucp-reconnect/ucp_reconnect.c" -o "$bin" \
         -L"$root/lib" -lucp -lucs -Wl,-rpath,"$root/lib" 2>"$out/$name-build.log" ||
         { why="cannot build against $root (see $out/$name-build.log)"; return 1; }
-    cleanup
+    fabric_cleanup
     "$emu" -f "$fabric" create -n 2 >/dev/null ||
         { why="cannot create fabric $fabric"; return 1; }
     tcp_next_port

@@ -36,19 +36,8 @@ passed=0 failed=0
 
 mkdir -p "$out" || { echo "ucp-tag-offload: FAILED: cannot create $out"; exit 1; }
 
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill -KILL -- -"$p" 2>/dev/null
-    done
-    wait 2>/dev/null
-    pids=()
-    [ -e "/dev/shm/ucx-emu.$(id -u).$fabric" ] &&
-        timeout 30 "$emu" -f "$fabric" destroy --force >/dev/null 2>&1
-    rm -f "/dev/shm/ucx-emu.$(id -u).$fabric"
-}
-trap cleanup EXIT
+. "$top/contrib/common/emu-fabric.sh"
+trap fabric_cleanup EXIT
 
 ok()   { echo "ucp-tag-offload: ok: $*"; passed=$((passed + 1)); }
 fail() { echo "ucp-tag-offload: FAILED: $*"; failed=$((failed + 1)); }
@@ -60,7 +49,7 @@ run() {
     shift 4
     slog=$out/$name-$test-${dev%:*}-server.txt
     clog=$out/$name-$test-${dev%:*}-client.txt
-    cleanup
+    fabric_cleanup
     "$emu" -f "$fabric" create -n 2 >/dev/null ||
         { echo "cannot create fabric $fabric" >"$clog"; src=1 crc=1; return; }
     tcp_next_port
