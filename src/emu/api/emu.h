@@ -252,6 +252,8 @@ enum uct_ib_emu_drop_t {
                                      destination UD QP's */
     UCT_IB_EMU_DROP_NO_RECV,      /* a datagram that found no receive WQE
                                      (UD has no RNR: it is lost) */
+    UCT_IB_EMU_DROP_DC_KEY,       /* a DC request whose access key is not
+                                     the DCT's (counted by the DCT) */
     UCT_IB_EMU_DROP_LAST
 };
 

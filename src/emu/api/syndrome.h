@@ -66,7 +66,7 @@ enum uct_ib_emu_fw_status_t : uint8_t {
       "HCA vport context queried on an Ethernet port") \
     /* CREATE_QP */ \
     _(CREATE_QP_BAD_ST,         BAD_PARAM,      0x500001, \
-      "qpc.st is not RC") \
+      "qpc.st is not RC or DCI") \
     _(CREATE_QP_BAD_PD,         BAD_RESOURCE,   0x500002, \
       "qpc.pd is not a protection domain of this context") \
     _(CREATE_QP_BAD_CQN_SND,    BAD_RESOURCE,   0x500003, \
@@ -253,6 +253,35 @@ enum uct_ib_emu_fw_status_t : uint8_t {
     /* DESTROY_XRQ (issued by the kernel for obj_destroy) */ \
     _(DESTROY_XRQ_IN_USE,       RESOURCE_BUSY,  0x718001, \
       "XRQ still the receive queue of a QP") \
+    /* CREATE_DCT */ \
+    _(CREATE_DCT_BAD_PD,        BAD_RESOURCE,   0x710001, \
+      "dctc.pd is not a protection domain of this context") \
+    _(CREATE_DCT_BAD_CQ,        BAD_RESOURCE,   0x710002, \
+      "dctc.cqn is not a CQ of this context") \
+    _(CREATE_DCT_BAD_SRQ,       BAD_RESOURCE,   0x710003, \
+      "dctc.srqn_xrqn is not an SRQ, RMP or XRQ of this context") \
+    _(CREATE_DCT_OFFLOAD,       BAD_PARAM,      0x710004, \
+      "dctc.offload_type set: cmd_hca_cap.rndv_offload_dc is 0") \
+    _(CREATE_DCT_BAD_PORT,      BAD_PARAM,      0x710005, \
+      "dctc.port is not a port of the device") \
+    _(CREATE_DCT_BAD_MTU,       BAD_PARAM,      0x710006, \
+      "dctc.mtu is not 256..4096 or above the port's") \
+    _(CREATE_DCT_BAD_ADDR_INDEX, BAD_PARAM,     0x710007, \
+      "dctc.my_addr_index is not a GID of the port") \
+    _(CREATE_DCT_PKEY_INDEX,    BAD_PARAM,      0x710008, \
+      "dctc.pkey_index outside the port's P_Key table") \
+    _(CREATE_DCT_ATOMIC_MODE,   BAD_PARAM,      0x710009, \
+      "dctc.atomic_mode above what the device executes") \
+    _(CREATE_DCT_BAD_CS_RES,    BAD_PARAM,      0x71000a, \
+      "dctc.cs_res is not disabled, 32 or 64 bytes") \
+    _(CREATE_DCT_LIMIT,         EXCEED_LIM,     0x71000b, \
+      "no more DCTs: cmd_hca_cap.log_max_dct reached") \
+    /* DRAIN_DCT, QUERY_DCT */ \
+    _(DRAIN_DCT_BAD_STATE,      BAD_RES_STATE,  0x712001, \
+      "the DCT is not active") \
+    /* CREATE_QP and the QP transitions of a DCI */ \
+    _(DCI_RQ,                   BAD_PARAM,      0x500020, \
+      "a DCI with a receive queue of its own (rq_type regular)") \
     /* DESTROY_UMEM (issued by the kernel for umem_dereg) */ \
     _(DESTROY_UMEM_IN_USE,      RESOURCE_BUSY,  0xa0a001, \
       "umem still referenced by a QP, an RMP or an XRQ")

@@ -313,6 +313,7 @@ void complete_wqe(emu_state &s, qp *q, const send_wqe &w, uint8_t syndrome)
     d.sop         = w.opcode;
     d.wqe_counter = w.index;
     d.qpn         = q->qpn;
+    d.srqn        = q->user_index; /* CQE version 1: the QP's user index */
     d.byte_cnt    = w.length;
     if (syndrome != 0) {
         d.opcode          = MLX5_CQE_REQ_ERR;

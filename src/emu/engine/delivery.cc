@@ -80,6 +80,19 @@ const port *find_ib_port(const emu_state &s, const std::string &fabric,
     return nullptr;
 }
 
+/* Whether a packet of from's transport is for QP to: the same transport,
+ * a DCI's for a DCT, a DCT's answer for a DCI */
+bool same_transport(const qp *from, const qp *to)
+{
+    if (from->is_dci()) {
+        return to->is_dct();
+    }
+    if (from->is_dct()) {
+        return to->is_dci();
+    }
+    return from->st == to->st;
+}
+
 } // namespace
 
 
@@ -172,7 +185,7 @@ uct_ib_emu_drop_t deliver(const emu_state &s, const qp *q, qp **dst_p,
     /* a QP of another transport (RC, UC) takes none of its packets */
     auto it = dst_dev->qps.find(q->remote_qpn);
     if ((it == dst_dev->qps.end()) || (it->second->port != dst_port->num) ||
-        (it->second->st != q->st)) {
+        !same_transport(q, it->second)) {
         return UCT_IB_EMU_DROP_NO_QP;
     }
 
@@ -255,6 +268,8 @@ const char *uct_ib_emu_drop_str(uct_ib_emu_drop_t reason)
         return "datagram Q_Key mismatch";
     case UCT_IB_EMU_DROP_NO_RECV:
         return "datagram found no receive WQE";
+    case UCT_IB_EMU_DROP_DC_KEY:
+        return "DC access key mismatch";
     default:
         return "unknown";
     }

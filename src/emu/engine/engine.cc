@@ -380,6 +380,12 @@ bool engine_pass_locked(emu_state &s)
             if ((s.fabric != nullptr) && !q->rq_x.reads.empty()) {
                 did |= remote_reads_progress(s, q);
             }
+            for (const auto &stream : q->dc_streams) {
+                if ((s.fabric != nullptr) &&
+                    !stream.second->rq_x.reads.empty()) {
+                    did |= remote_reads_progress(s, stream.second.get());
+                }
+            }
             if (q->state == UCT_MLX5_QP_STATE_ERR) {
                 did |= recv_flush(s, q);
             }

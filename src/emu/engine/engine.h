@@ -15,6 +15,7 @@
  *                     overrun
  *   queues.cc         the rings of a QP, receive WQEs of RQs and SRQs
  *   ud.cc             UD datagrams: the address vector, delivery, the GRH
+ *   dc.cc             DC: a DCI's connections, a DCT's streams
  *   tag_matching.cc   an XRQ's tag-matching list: list operations, matching,
  *                     the device's rendezvous read and FIN, strides
  *   delivery.cc       whether a packet reaches its responder, and why not
@@ -459,6 +460,10 @@ struct datagram {
     uint32_t      payload_len;
 };
 
+/* The address path an address vector (a UD or DC WQE's datagram segment)
+ * names: what route() reads, and the GRH fields */
+void av_path(const struct mlx5_wqe_av &av, uct_ib_emu_ads_t *path);
+
 /* Decode a UD WQE's datagram segment at seg (left bytes of the WQE from
  * there) into w; its length in *used, or a CQE syndrome */
 uint8_t ud_decode_datagram_seg(send_wqe *w, const uint8_t *seg, unsigned left,
@@ -476,6 +481,21 @@ void ud_receive(emu_state &s, const device *dev, const port *p,
 
 /* Move a UD QP to SQER after a send error (receives go on) */
 void qp_to_sq_error(qp *q, const char *why);
+
+
+/* ------------------------------------------------------------------------
+ * DC (dc.cc):
+ *  - dc_same_target: w goes where the DCI's connection goes;
+ *  - dc_connect: the DCI's oldest WQE w names its target: connect to it
+ *    anew unless it is the current one;
+ *  - dc_request_fields: what a DCI's packets carry for the DCT;
+ *  - dc_admit: a request h reached a DCT: false if it is dropped (a wrong
+ *    key, an older connection; counted), else the stream that executes it
+ */
+bool dc_same_target(const qp *dci, const send_wqe &w);
+void dc_connect(emu_state &s, qp *dci, const send_wqe &w);
+void dc_request_fields(const qp *dci, wire::req_hdr *h);
+bool dc_admit(emu_state &s, qp *dct, const wire::req_hdr &h, qp **stream_p);
 
 
 /* ------------------------------------------------------------------------

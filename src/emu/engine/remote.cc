@@ -142,9 +142,10 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
 
     auto it = dev->qps.find(h.dst_qpn);
     if ((it == dev->qps.end()) || (it->second->port != h.dst_port) ||
-        it->second->is_ud() ||
+        it->second->is_ud() || it->second->is_dci() ||
         (it->second->is_uc() != bool(h.flags & wire::REQ_UC)) ||
-        (it->second->is_xrc() != bool(h.flags & wire::REQ_XRC))) {
+        (it->second->is_xrc() != bool(h.flags & wire::REQ_XRC)) ||
+        (it->second->is_dct() != bool(h.flags & wire::REQ_DC))) {
         drop(s, UCT_IB_EMU_DROP_NO_QP, h.dst_qpn);
         return;
     }
@@ -158,6 +159,9 @@ void on_request(emu_state &s, const wire::req_hdr &h, const uint8_t *payload)
         (dst->state != UCT_MLX5_QP_STATE_RTS)) {
         count_drop(s, dst, UCT_IB_EMU_DROP_QP_STATE);
         return;
+    }
+    if (dst->is_dct() && !dc_admit(s, dst, h, &dst)) {
+        return; /* a DCT executes a request on its DCI's stream */
     }
 
     if (h.payload_len > mtu_bytes(dst->mtu)) {

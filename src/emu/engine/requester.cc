@@ -195,6 +195,9 @@ void request_of(const qp *q, const send_wqe &w, request_pkt *pkt)
     h.atomic_size = w.atomic_size;
     h.raddr       = w.raddr;
     memcpy(h.atomic, w.atomic, sizeof(h.atomic));
+    if (q->is_dci()) {
+        dc_request_fields(q, &h);
+    }
 }
 
 /*
@@ -243,7 +246,7 @@ void packet_of(const send_wqe &w, uint32_t k, uint32_t npkts, uint32_t mtu,
     h->payload_len = carries ? static_cast<uint16_t>(
                              std::min(mtu, w.length - h->offset)) : 0;
     h->flags       = (h->flags & (wire::REQ_SOLICITED | wire::REQ_UC |
-                                  wire::REQ_XRC)) |
+                                  wire::REQ_XRC | wire::REQ_DC)) |
                      ((k == 0) ? wire::REQ_FIRST : 0) |
                      ((k == npkts - 1) ? wire::REQ_LAST : 0);
 }
@@ -405,6 +408,9 @@ outcome transmit(emu_state &s, qp *q, send_wqe &w)
         drop = deliver_packet(s, q, pkt.hdr.payload_len, &dst);
         if (drop != UCT_IB_EMU_DROP_NONE) {
             count_drop(s, q, drop);
+            return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
+        }
+        if (dst->is_dct() && !dc_admit(s, dst, pkt.hdr, &dst)) {
             return wait_for(s, w, ack_timeout_ns(q->path.ack_timeout), false);
         }
 
@@ -644,6 +650,9 @@ outcome process(emu_state &s, qp *q, send_wqe &w)
         return outcome::DONE;
     }
 
+    if (q->is_dci()) {
+        dc_connect(s, q, w); /* the oldest: nothing before it is in flight */
+    }
     return transmit(s, q, w);
 }
 
@@ -726,6 +735,7 @@ bool pipeline(emu_state &s, qp *q)
 
         if ((w.bad_syndrome != 0) || (w.info->flags & OP_LOCAL) ||
             w.waiting || fenced(w) ||
+            (q->is_dci() && !dc_same_target(q, w)) ||
             ((w.info->flags & OP_RESPONSE) &&
              (q->sq_x.reads_out >= (1u << q->log_sra_max))) ||
             (uint64_t(w.length) > (1ull << q->log_msg_max)) ||

@@ -210,6 +210,13 @@ void recv_complete(emu_state &s, qp *dst, const request_pkt &req,
     d.srqn        = (sq != nullptr) ? sq->srqn : 0;
     d.byte_cnt    = req.hdr.msg_len;
     d.solicited   = req.solicited();
+    if (dst->stream_of != nullptr) {
+        /* DC: who sent it, as a DCT's CQE says (UCX answers a DC flow
+         * control request to this LID) */
+        d.ud         = true;
+        d.flags_rqpn = req.hdr.src_qpn & 0xffffff;
+        d.slid       = req.hdr.dc_slid;
+    }
     if ((syndrome == 0) && (app_op != 0)) {
         d.app_op   = app_op;
         d.app_info = dst->rq_x.tm_entry;

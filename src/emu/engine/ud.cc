@@ -79,13 +79,7 @@ void decode_av(const send_wqe &w, ud_av *av)
     av->sgid_index = av->ext ? ((grh_gid_fl >> 20) & 0xff) : 0;
     av->flow_label = grh_gid_fl & 0xfffff;
 
-    av->path                = {};
-    av->path.rlid           = be16toh(av->raw.rlid);
-    av->path.src_addr_index = av->sgid_index;
-    if (av->ext) {
-        memcpy(av->path.rmac.data(), av->raw.rmac, av->path.rmac.size());
-        memcpy(av->path.rgid.data(), av->raw.rgid, av->path.rgid.size());
-    }
+    av_path(av->raw, &av->path);
 }
 
 bool gid_is_ipv4_mapped(const uint8_t *gid)
@@ -211,6 +205,25 @@ uint64_t sges_bytes(const std::vector<sge> &sges)
 
 } // namespace
 
+
+void av_path(const struct mlx5_wqe_av &av, uct_ib_emu_ads_t *path)
+{
+    const uint32_t grh_gid_fl = be32toh(av.grh_gid_fl);
+    const bool ext            = be32toh(av.dqp_dct) & MLX5_EXTENDED_UD_AV;
+
+    *path      = {};
+    path->rlid = be16toh(av.rlid);
+    path->sl   = av.stat_rate_sl & 0xf;
+    if (ext) {
+        path->grh            = (grh_gid_fl >> 30) & 1;
+        path->src_addr_index = (grh_gid_fl >> 20) & 0xff;
+        path->flow_label     = grh_gid_fl & 0xfffff;
+        path->tclass         = av.tclass;
+        path->hop_limit      = av.hop_limit;
+        memcpy(path->rmac.data(), av.rmac, path->rmac.size());
+        memcpy(path->rgid.data(), av.rgid, path->rgid.size());
+    }
+}
 
 uint8_t ud_decode_datagram_seg(send_wqe *w, const uint8_t *seg, unsigned left,
                                unsigned *used)

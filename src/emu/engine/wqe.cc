@@ -83,8 +83,6 @@ void decode_atomic(send_wqe *w, const uint8_t *seg)
     }
 }
 
-/* The segments after the control segment; a UD QP's WQE has a datagram
- * segment and sends only */
 /* A UMR WQE that binds or frees a memory window: the UMR control segment,
  * the mkey context and, for a bind, one inline KLM entry */
 uint8_t decode_umr(send_wqe *w, const uint8_t *wqe, unsigned size)
@@ -140,8 +138,11 @@ uint8_t decode_tm(send_wqe *w, const uint8_t *wqe, unsigned *pos,
     return 0;
 }
 
+/* The segments after the control segment; a UD QP's WQE (ud) has a
+ * datagram segment and sends only, a DCI's (dc) one before the segments of
+ * any operation */
 uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
-                        bool ud, bool xrc)
+                        bool ud, bool dc, bool xrc)
 {
     unsigned pos = sizeof(struct mlx5_wqe_ctrl_seg);
 
@@ -169,12 +170,12 @@ uint8_t decode_segments(send_wqe *w, const uint8_t *wqe, unsigned size,
         pos        += WQE_XRC_SEG;
     }
 
-    if (ud && !(w->info->flags & OP_LOCAL)) {
+    if ((ud || dc) && !(w->info->flags & OP_LOCAL)) {
         unsigned used;
         uint8_t syndrome;
 
-        if (!(w->info->flags & OP_SEND) ||
-            (w->info->flags & (OP_RADDR | OP_WRITE))) {
+        if (ud && (!(w->info->flags & OP_SEND) ||
+                   (w->info->flags & (OP_RADDR | OP_WRITE)))) {
             return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
         }
         syndrome = ud_decode_datagram_seg(w, wqe + pos, size - pos, &used);
@@ -289,7 +290,7 @@ void wqe_decode(const qp *q, const ring &r, uint16_t index, send_wqe *w)
 
     ring_copy(r, size_t(index & (r.cnt - 1)) * r.stride, ds * SEG_SIZE, buf);
     w->bad_syndrome = decode_segments(w, buf, ds * SEG_SIZE, q->is_ud(),
-                                      q->is_xrc());
+                                      q->is_dci(), q->is_xrc());
     w->retries_left = q->retry_count;
     w->rnr_left     = q->rnr_retry;
 }

@@ -36,9 +36,10 @@ struct emu_state;
 namespace wire {
 
 constexpr uint32_t FRAME_MAGIC   = 0x46454d55;
-constexpr uint16_t FRAME_VERSION = 4; /* 2: datagrams; 3: packets carry
+constexpr uint16_t FRAME_VERSION = 5; /* 2: datagrams; 3: packets carry
                                          * their destination MAC; 4: and an
-                                         * XRC SRQ number */
+                                         * XRC SRQ number; 5: and DC's
+                                         * fields */
 constexpr size_t   FRAME_MAX     = 60 * 1024;
 constexpr size_t   RESP_CHUNK    = 32 * 1024; /* read data per response */
 /* Link-level flow control: a host's frames wait in its sender's queue
@@ -60,7 +61,8 @@ enum req_flags : uint8_t {
     REQ_LAST      = 1u << 1,
     REQ_SOLICITED = 1u << 2,
     REQ_UC        = 1u << 3, /* the UC transport (its BTH opcodes) */
-    REQ_XRC       = 1u << 4  /* the XRC transport */
+    REQ_XRC       = 1u << 4, /* the XRC transport */
+    REQ_DC        = 1u << 5  /* the DC transport: the dc_ fields are set */
 };
 
 /* What a responder answers a request with */
@@ -104,6 +106,15 @@ struct req_hdr {
     uint8_t  reserved[2];
     uint32_t xrc_srqn; /* XRC: the SRQ at the target (its XRCETH) */
     uint32_t reserved2;
+    /* DC: the access key the WQE's address vector carries, the DCI's
+     * connection (a generation that only increases, and its first PSN),
+     * and the DCI's address, which the DCT answers to */
+    uint64_t dc_key;
+    uint32_t dc_gen;
+    uint32_t dc_start_psn;
+    uint8_t  dc_sgid[16];
+    uint8_t  dc_smac[6];
+    uint16_t dc_slid;
 };
 
 struct resp_hdr {

@@ -59,6 +59,9 @@ void fill_general_caps(const device *dev, uint32_t *out)
     put<general_cap<cap::log_max_klm_list_size>>(out, LOG_MAX_KLM_LIST);
     put<general_cap<cap::log_max_ra_req_qp>>(out, LOG_MAX_RA_QP);
     put<general_cap<cap::log_max_ra_res_qp>>(out, LOG_MAX_RA_QP);
+    put<general_cap<cap::dct>>(out, 1); /* DC transport (firmware/dct.cc) */
+    put<general_cap<cap::log_max_ra_req_dc>>(out, LOG_MAX_RA_DC);
+    put<general_cap<cap::log_max_ra_res_dc>>(out, LOG_MAX_RA_DC);
     put<general_cap<cap::gid_table_size>>(out, p.gids.size());
     put<general_cap<cap::device_memory>>(out, 1);
     put<general_cap<cap::device_frequency_mhz>>(out, HCA_CORE_CLOCK_KHZ / 1000);
@@ -89,6 +92,7 @@ void fill_general_caps(const device *dev, uint32_t *out)
     if (dev->num_lag_ports > 1) {
         put<general_cap<cap::lag_tx_port_affinity>>(out, 1);
         put<general_cap<cap::num_lag_ports>>(out, dev->num_lag_ports);
+        put<general_cap<cap::lag_dct>>(out, 1);
     }
 }
 

@@ -61,8 +61,11 @@ uint16_t destroy_opcode(const devx_obj *obj)
         return obj->rmp->xrq ? UCT_MLX5_CMD_OP_DESTROY_XRQ :
                                UCT_MLX5_CMD_OP_DESTROY_RMP;
     }
-    return (obj->mkey != nullptr) ? UCT_MLX5_CMD_OP_DESTROY_MKEY :
-                                    UCT_MLX5_CMD_OP_DESTROY_QP;
+    if (obj->mkey != nullptr) {
+        return UCT_MLX5_CMD_OP_DESTROY_MKEY;
+    }
+    return obj->qp->is_dct() ? UCT_MLX5_CMD_OP_DESTROY_DCT :
+                               UCT_MLX5_CMD_OP_DESTROY_QP;
 }
 
 } // namespace
@@ -96,6 +99,8 @@ fw_result fw_create_cmd(emu_state &s, context *ctx, const mailbox &in,
             return xrq_create_cmd(ctx, in, out, rmp_p);
         case UCT_MLX5_CMD_OP_CREATE_MKEY:
             return mkey_create_cmd(ctx, in, out, mkey_p);
+        case UCT_MLX5_CMD_OP_CREATE_DCT:
+            return dct_create_cmd(ctx, in, out, qp_p);
         default:
             return fw_fail(UCT_IB_EMU_SYND_CMD_BAD_OPCODE); /* not modelled */
         }
@@ -109,6 +114,10 @@ fw_result fw_object_cmd(emu_state &s, const context *ctx, qp *q, srq *rmp,
         if (rmp != nullptr) {
             return modify ? rmp_modify_cmd(rmp, in) :
                             rmp_query_cmd(rmp, in, out);
+        }
+        if (q->is_dct()) {
+            return modify ? dct_drain_cmd(q, in, out) :
+                            dct_query_cmd(q, in, out);
         }
         return modify ? qp_modify_cmd(q, in) : qp_query_cmd(q, in, out);
     });

@@ -240,6 +240,14 @@ fw_result xrq_create_cmd(context *ctx, const mailbox &in, mailbox &out,
                          srq **xrq_p);
 fw_result xrq_destroy_cmd(const srq *xrq); /* the check, not the release */
 
+/* DCT commands (dct.cc): a DCT is a qp (qp::is_dct), owned by its DevX
+ * object */
+fw_result dct_create_cmd(context *ctx, const mailbox &in, mailbox &out,
+                         qp **dct_p);
+uint32_t dct_cmd_dctn(const mailbox &in);
+fw_result dct_drain_cmd(qp *dct, const mailbox &in, mailbox &out);
+fw_result dct_query_cmd(const qp *dct, const mailbox &in, mailbox &out);
+
 } // namespace uct_ib_emu
 
 #endif

@@ -260,6 +260,9 @@ fw_result init2rtr(qp *q, const uint32_t *qpc, uint32_t opt)
     }
 
     ads_decode(qpc, &path);
+    if (q->is_dci() && (path.vhca_port_num == 0)) {
+        path.vhca_port_num = q->port; /* a DCI's path: RST2INIT's port */
+    }
     if (dev->get_port(path.vhca_port_num) == nullptr) {
         return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_BAD_PORT);
     }
@@ -304,7 +307,8 @@ fw_result init2rtr(qp *q, const uint32_t *qpc, uint32_t opt)
         return fw_fail(UCT_IB_EMU_SYND_INIT2RTR_LOG_RRA_MAX);
     }
 
-    result = init2rtr_check_path(dev, p, path);
+    /* a DCI has no remote: each WQE's address vector names one */
+    result = q->is_dci() ? FW_OK : init2rtr_check_path(dev, p, path);
     if (result.status != UCT_IB_EMU_FW_OK) {
         return result;
     }
@@ -317,13 +321,15 @@ fw_result init2rtr(qp *q, const uint32_t *qpc, uint32_t opt)
     q->mtu             = static_cast<uint8_t>(mtu);
     q->log_msg_max     = static_cast<uint8_t>(log_msg_max);
     q->log_rra_max     = static_cast<uint8_t>(log_rra_max);
-    q->remote_qpn      = get<prm::qpc::remote_qpn>(qpc);
+    q->remote_qpn      = q->is_dci() ? 0 : get<prm::qpc::remote_qpn>(qpc);
     q->min_rnr_nak     = get<prm::qpc::min_rnr_nak>(qpc);
     q->next_rcv_psn    = get<prm::qpc::next_rcv_psn>(qpc);
     q->atomic_mode     = get<prm::qpc::atomic_mode>(qpc);
     apply_optional(q, qpc, opt);
     q->state           = UCT_MLX5_QP_STATE_RTR;
-    record_connect_locked(state(), q);
+    if (!q->is_dci()) {
+        record_connect_locked(state(), q); /* a DCI's: each connect's */
+    }
     return FW_OK;
 }
 
@@ -424,7 +430,8 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     }
 
     qpc = sub<cqi::qpc>(in.dw());
-    if (get<prm::qpc::st>(qpc) != UCT_MLX5_QP_ST_RC) {
+    if ((get<prm::qpc::st>(qpc) != UCT_MLX5_QP_ST_RC) &&
+        (get<prm::qpc::st>(qpc) != UCT_MLX5_QP_ST_DCI)) {
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_ST);
     }
 
@@ -442,6 +449,10 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     if ((rq_type != RQ_TYPE_REGULAR) && (rq_type != RQ_TYPE_SRQ) &&
         (rq_type != RQ_TYPE_ZERO_SIZE)) {
         return fw_fail(UCT_IB_EMU_SYND_CREATE_QP_BAD_RQ_TYPE);
+    }
+    if ((get<prm::qpc::st>(qpc) == UCT_MLX5_QP_ST_DCI) &&
+        (rq_type == RQ_TYPE_REGULAR)) {
+        return fw_fail(UCT_IB_EMU_SYND_DCI_RQ);
     }
     if ((!no_sq && (log_sq_size > dev->log_max_qp_sz)) ||
         ((rq_type == RQ_TYPE_REGULAR) && (log_rq_size > dev->log_max_qp_sz))) {
@@ -522,6 +533,7 @@ fw_result qp_create_cmd(context *ctx, const mailbox &in, mailbox &out,
     }
 
     spec.devx           = true;
+    spec.st             = static_cast<uint8_t>(get<prm::qpc::st>(qpc));
     spec.pd             = p;
     spec.send_cq        = send_cq;
     spec.recv_cq        = recv_cq;

@@ -38,11 +38,14 @@ cmd_kind classify(uint16_t opcode)
     case UCT_MLX5_CMD_OP_CREATE_XRQ:
     case UCT_MLX5_CMD_OP_CREATE_RMP:
     case UCT_MLX5_CMD_OP_ALLOC_PD:
+    case UCT_MLX5_CMD_OP_CREATE_DCT:
         return cmd_kind::OBJ_CREATE;
     case UCT_MLX5_CMD_OP_QUERY_QP:
     case UCT_MLX5_CMD_OP_QUERY_RMP:
+    case UCT_MLX5_CMD_OP_QUERY_DCT:
         return cmd_kind::OBJ_QUERY;
     case UCT_MLX5_CMD_OP_MODIFY_RMP:
+    case UCT_MLX5_CMD_OP_DRAIN_DCT:
         return cmd_kind::OBJ_MODIFY;
     case UCT_MLX5_CMD_OP_DESTROY_QP:
     case UCT_MLX5_CMD_OP_DESTROY_MKEY:
@@ -50,6 +53,7 @@ cmd_kind classify(uint16_t opcode)
     case UCT_MLX5_CMD_OP_DESTROY_XRC_SRQ:
     case UCT_MLX5_CMD_OP_DESTROY_XRQ:
     case UCT_MLX5_CMD_OP_DESTROY_RMP:
+    case UCT_MLX5_CMD_OP_DESTROY_DCT:
     case UCT_MLX5_CMD_OP_DEALLOC_PD:
         return cmd_kind::OBJ_DESTROY;
     default:
@@ -91,8 +95,13 @@ bool cmd_names_obj(const mailbox &in, const devx_obj *obj)
     case UCT_MLX5_CMD_OP_MODIFY_RMP:
         return (obj->rmp != nullptr) && !obj->rmp->xrq &&
                (rmp_cmd_rmpn(in) == obj->rmp->srqn);
+    case UCT_MLX5_CMD_OP_QUERY_DCT:
+    case UCT_MLX5_CMD_OP_DRAIN_DCT:
+        return (obj->qp != nullptr) && obj->qp->is_dct() &&
+               (dct_cmd_dctn(in) == obj->qp->qpn);
     default:
-        return (obj->qp != nullptr) && (qp_cmd_qpn(in) == obj->qp->qpn);
+        return (obj->qp != nullptr) && !obj->qp->is_dct() &&
+               (qp_cmd_qpn(in) == obj->qp->qpn);
     }
 }
 

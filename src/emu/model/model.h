@@ -88,6 +88,8 @@ constexpr unsigned LOG_MAX_MKEY        = 24;
 constexpr unsigned LOG_MAX_KLM_LIST    = 16;  /* entries of a KSM mkey */
 constexpr unsigned LOG_MAX_MSG         = 30;
 constexpr unsigned LOG_MAX_RA_QP       = 4;   /* 16 outstanding reads */
+constexpr unsigned LOG_MAX_RA_DC       = 4;   /* the same for DCIs and DCTs */
+constexpr unsigned LOG_MAX_DCT         = 16;
 constexpr unsigned MAX_WQE_SZ_SQ       = 1024;
 constexpr unsigned WQE_XRC_SEG         = 16;  /* XRC: the remote SRQ number */
 constexpr unsigned MAX_WQE_SZ_RQ       = 512;
@@ -603,6 +605,10 @@ struct umem : object {
     using object::object;
 };
 
+/* qp::st of a DCT (the PRM has no such qpc.st: a DCT is an object of its
+ * own, CREATE_DCT, kept here as a QP that only responds) */
+constexpr uint8_t QP_ST_DCT = 0xd0;
+
 /* A queue pair, created through verbs or DevX; the context is kept decoded */
 struct qp : object {
     static constexpr kind KIND = kind::QP;
@@ -704,6 +710,22 @@ struct qp : object {
     /* Delivery's lookup hint; a cache, so it may change in a const qp */
     mutable route_hint   route;
 
+    /* DC (engine/dc.cc). A DCI: the target its oldest message went to (the
+     * WQE's address vector, raw) and the connection to it, numbered by an
+     * increasing generation, starting at dc_start_psn. A DCT: its access
+     * key, state and key violations, and a stream per DCI that reached it,
+     * which holds the responder's side of that connection (a qp that is
+     * no object of its context: stream_of names its DCT) */
+    uint64_t             dc_key        = 0;
+    bool                 dc_connected  = false;
+    uint8_t              dc_av[48]     = {};
+    uint32_t             dc_gen        = 0;
+    uint32_t             dc_start_psn  = 0;
+    uint8_t              dct_state     = 0; /* UCT_MLX5_DCT_STATE_* */
+    uint32_t             dc_key_violations = 0;
+    std::map<uint32_t, std::unique_ptr<qp>> dc_streams; /* by DCI QPN */
+    qp                   *stream_of    = nullptr;
+
     /* The provider's side of a verbs QP's rings */
     verbs_wq             vsq;
     verbs_wq             vrq;
@@ -716,6 +738,17 @@ struct qp : object {
     bool is_ud() const
     {
         return st == UCT_MLX5_QP_ST_UD;
+    }
+
+    bool is_dci() const
+    {
+        return st == UCT_MLX5_QP_ST_DCI;
+    }
+
+    /* A DCT, or one of its streams */
+    bool is_dct() const
+    {
+        return st == QP_ST_DCT;
     }
 
     bool is_uc() const

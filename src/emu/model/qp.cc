@@ -95,6 +95,7 @@ void qp::reset_connection()
     max_dest_rd_atomic = 0;
     timeout       = 0;
     ah_attr       = {};
+    dc_connected  = false; /* a DCI connects anew; dc_gen only goes on */
 }
 
 void qp_release_resources(emu_state &s, qp *q)

@@ -277,6 +277,10 @@ enum uct_mlx5_cmd_op_t {
     UCT_MLX5_CMD_OP_CREATE_XRC_SRQ  = 0x705,
     UCT_MLX5_CMD_OP_DESTROY_XRC_SRQ = 0x706,
     UCT_MLX5_CMD_OP_CREATE_XRQ      = 0x717,
+    UCT_MLX5_CMD_OP_CREATE_DCT      = 0x710,
+    UCT_MLX5_CMD_OP_DESTROY_DCT     = 0x711,
+    UCT_MLX5_CMD_OP_DRAIN_DCT       = 0x712,
+    UCT_MLX5_CMD_OP_QUERY_DCT       = 0x713,
     UCT_MLX5_CMD_OP_DESTROY_XRQ     = 0x718,
     UCT_MLX5_CMD_OP_ALLOC_PD        = 0x800,
     UCT_MLX5_CMD_OP_DEALLOC_PD      = 0x801,
@@ -329,7 +333,15 @@ enum {
     UCT_MLX5_QP_ST_RC  = 0x0,
     UCT_MLX5_QP_ST_UC  = 0x1,
     UCT_MLX5_QP_ST_UD  = 0x2,
-    UCT_MLX5_QP_ST_XRC = 0x3
+    UCT_MLX5_QP_ST_XRC = 0x3,
+    UCT_MLX5_QP_ST_DCI = 0x5
+};
+
+/* dctc.state */
+enum {
+    UCT_MLX5_DCT_STATE_ACTIVE   = 0x1,
+    UCT_MLX5_DCT_STATE_DRAINING = 0x2,
+    UCT_MLX5_DCT_STATE_DRAINED  = 0x3
 };
 
 /* opt_param_mask of the QP state transitions */
@@ -914,6 +926,70 @@ UCT_MLX5_PRM_FIELD(uid,    16, 16);
 UCT_MLX5_PRM_FIELD(op_mod, 48, 16);
 UCT_MLX5_PRM_FIELD(xrqn,   72, 24);
 } // namespace destroy_xrq_in
+
+/*
+ * Not in layouts.csv beyond its size: the DCT context and the DCT commands,
+ * checked against the PRM (mlx5_ifc.h)
+ */
+namespace dctc {
+UCT_MLX5_PRM_SIZE(896);
+UCT_MLX5_PRM_FIELD(state,                4,  4);
+UCT_MLX5_PRM_FIELD(offload_type,        24,  4);
+UCT_MLX5_PRM_FIELD(user_index,          40, 24);
+UCT_MLX5_PRM_FIELD(cqn,                 72, 24);
+UCT_MLX5_PRM_FIELD(counter_set_id,      96,  8);
+UCT_MLX5_PRM_FIELD(atomic_mode,        104,  4);
+UCT_MLX5_PRM_FIELD(rre,                108,  1);
+UCT_MLX5_PRM_FIELD(rwe,                109,  1);
+UCT_MLX5_PRM_FIELD(rae,                110,  1);
+UCT_MLX5_PRM_FIELD(force_full_handshake, 114, 1);
+UCT_MLX5_PRM_FIELD(cs_res,             136,  8);
+UCT_MLX5_PRM_FIELD(min_rnr_nak,        147,  5);
+UCT_MLX5_PRM_FIELD(srqn_xrqn,          168, 24);
+UCT_MLX5_PRM_FIELD(pd,                 200, 24);
+UCT_MLX5_PRM_FIELD(tclass,             224,  8);
+UCT_MLX5_PRM_FIELD(flow_label,         236, 20);
+UCT_MLX5_PRM_FIELD(dc_access_key,      256, 64);
+UCT_MLX5_PRM_FIELD(mtu,                325,  3);
+UCT_MLX5_PRM_FIELD(port,               328,  8);
+UCT_MLX5_PRM_FIELD(pkey_index,         336, 16);
+UCT_MLX5_PRM_FIELD(my_addr_index,      360,  8);
+UCT_MLX5_PRM_FIELD(hop_limit,          376,  8);
+UCT_MLX5_PRM_FIELD(dc_access_key_violation_count, 384, 32);
+UCT_MLX5_PRM_FIELD(eth_prio,           425,  3);
+UCT_MLX5_PRM_FIELD(dscp,               430,  6);
+} // namespace dctc
+
+namespace create_dct_in {
+UCT_MLX5_PRM_SIZE(1024);
+UCT_MLX5_PRM_FIELD(opcode,  0, 16);
+UCT_MLX5_PRM_FIELD(uid,    16, 16);
+UCT_MLX5_PRM_FIELD(op_mod, 48, 16);
+UCT_MLX5_PRM_EMBED(dct_context_entry, 128, 896, dctc);
+} // namespace create_dct_in
+
+namespace create_dct_out {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(status,    0,  8);
+UCT_MLX5_PRM_FIELD(syndrome, 32, 32);
+UCT_MLX5_PRM_FIELD(dctn,     72, 24);
+} // namespace create_dct_out
+
+/* DESTROY_DCT, DRAIN_DCT and QUERY_DCT name the DCT alike */
+namespace destroy_dct_in {
+UCT_MLX5_PRM_SIZE(128);
+UCT_MLX5_PRM_FIELD(opcode,  0, 16);
+UCT_MLX5_PRM_FIELD(uid,    16, 16);
+UCT_MLX5_PRM_FIELD(op_mod, 48, 16);
+UCT_MLX5_PRM_FIELD(dctn,   72, 24);
+} // namespace destroy_dct_in
+
+namespace query_dct_out {
+UCT_MLX5_PRM_SIZE(1024);
+UCT_MLX5_PRM_FIELD(status,    0,  8);
+UCT_MLX5_PRM_FIELD(syndrome, 32, 32);
+UCT_MLX5_PRM_EMBED(dct_context_entry, 128, 896, dctc);
+} // namespace query_dct_out
 
 namespace alloc_pd_in {
 UCT_MLX5_PRM_SIZE(128);
