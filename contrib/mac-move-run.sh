@@ -20,6 +20,8 @@
 # FABRIC  an existing fabric (ucx_emu create); SERVER and CLIENT are two of
 #         its hosts (host0, host1, ...)
 # OUTDIR  the programs' outputs go to OUTDIR/LIB-*.txt
+# MAC_MOVE_TL (environment): the transport, rc_mlx5 unless set (dc_mlx5:
+#         endpoints to the peer's interface, a DCI's connection per target)
 #
 # Prints key=value lines:
 #   echoed         greetings echoed, of 60
@@ -34,6 +36,7 @@ set -uo pipefail
 
 lib=${1:?usage: mac-move-run.sh LIB PREFIX FABRIC SERVER CLIENT OUTDIR}
 prefix=$2 fabric=$3 server=$4 client=$5 out=$6
+tl=${MAC_MOVE_TL:-rc_mlx5}
 top=$(cd "$(dirname "$0")/.." && pwd)
 emu=$prefix/bin/ucx_emu
 src=$prefix/share/ucx/examples/uct_hello.c  # as installed
@@ -93,14 +96,14 @@ trap cleanup EXIT
 
 common=(UCX_IB_EMU_FABRIC="$fabric" UCX_RC_TIMEOUT=100ms "${run_env[@]}")
 env -u UCX_IB_GLUE "${common[@]}" UCX_IB_EMU_HOST="$server" timeout $limit "$hello" \
-    -p $port >"$slog" 2>&1 &
+    -x "$tl" -p $port >"$slog" 2>&1 &
 spid=$!
 for _ in $(seq 100); do
     tcp_listening $port && break
     sleep 0.1
 done
 env -u UCX_IB_GLUE "${common[@]}" UCX_IB_EMU_HOST="$client" timeout $limit "$hello" \
-    -p $port -n 60 -i 20000 -r 3 localhost >"$clog" 2>&1 &
+    -x "$tl" -p $port -n 60 -i 20000 -r 3 localhost >"$clog" 2>&1 &
 cpid=$!
 for _ in $(seq 300); do
     grep -q 'greeting 20 echoed' "$clog" && break

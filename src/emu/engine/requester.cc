@@ -664,10 +664,42 @@ uint16_t sq_producer(const qp *q)
 /* The producer counter as last read: the doorbell record (a line its user
  * keeps writing) is read again only once what the last reading showed has
  * been taken, as it only moves on */
-uint16_t sq_producer_seen(qp *q)
+/*
+ * After a reset, whether the doorbell record's count is a post: it is once
+ * it has moved, or once the ring holds a WQE of this QP at the index the
+ * device takes next (UCX posts again from index 0 after resetting a DCI,
+ * so the record may take the same count again; it clears its ring when it
+ * resets it, so what was there before is no WQE)
+ */
+bool posted_since_reset(qp *q, const ring &r, uint16_t producer)
+{
+    const struct mlx5_wqe_ctrl_seg *ctrl;
+    uint32_t qpn_ds, opmod_idx_opcode;
+
+    if (!q->sq_x.dbrec_stale) {
+        return true;
+    }
+    if (producer == q->sq_x.dbrec_at_reset) {
+        ctrl = reinterpret_cast<const struct mlx5_wqe_ctrl_seg*>(
+                r.buf + size_t(q->sq_x.fetch & (r.cnt - 1)) * r.stride);
+        qpn_ds           = dma_load_be32(&ctrl->qpn_ds);
+        opmod_idx_opcode = dma_load_be32(&ctrl->opmod_idx_opcode);
+        if (((qpn_ds >> 8) != q->qpn) || ((qpn_ds & 0x3f) == 0) ||
+            (((opmod_idx_opcode >> 8) & 0xffff) != q->sq_x.fetch)) {
+            return false;
+        }
+    }
+    q->sq_x.dbrec_stale = false;
+    return true;
+}
+
+uint16_t sq_producer_seen(qp *q, const ring &r)
 {
     if (q->sq_x.fetch == q->sq_x.producer_seen) {
         q->sq_x.producer_seen = sq_producer(q);
+        if (!posted_since_reset(q, r, q->sq_x.producer_seen)) {
+            q->sq_x.producer_seen = q->sq_x.fetch;
+        }
     }
     return q->sq_x.producer_seen;
 }
@@ -677,6 +709,10 @@ bool flush(emu_state &s, qp *q, const ring &r)
 {
     uint16_t producer = (r.buf != nullptr) ? sq_producer(q) : q->sq_x.fetch;
     bool did          = false;
+
+    if ((r.buf != nullptr) && !posted_since_reset(q, r, producer)) {
+        producer = q->sq_x.fetch; /* nothing posted since the reset */
+    }
 
     q->sq_x.sent      = 0;
     q->sq_x.reads_out = 0;
@@ -793,7 +829,7 @@ bool requester_progress(emu_state &s, qp *q)
     }
     q->sq_x.device_ops.clear();
 
-    producer = (r.buf != nullptr) ? sq_producer_seen(q) : q->sq_x.fetch;
+    producer = (r.buf != nullptr) ? sq_producer_seen(q, r) : q->sq_x.fetch;
     for (taken = 0; (q->sq_x.fetch != producer) && (taken < FETCH_BUDGET);
          ++taken) {
         send_wqe &w = q->sq_x.wqes.push_back();

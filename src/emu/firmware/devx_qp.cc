@@ -5,6 +5,7 @@
  * the PRM bytes with the layouts of uct/ib/mlx5/dv/prm.h; every rejection
  * carries its own syndrome (syndrome.h).
  */
+#include <emu/engine/engine.h>
 #include <emu/fabric/member.h>
 #include <emu/firmware/devx.h>
 #include <emu/model/events.h>
@@ -588,6 +589,11 @@ fw_result qp_modify_cmd(qp *q, const mailbox &in)
         }
         q->reset_connection();
         q->state = UCT_MLX5_QP_STATE_RST;
+        if (!q->no_sq) {
+            q->sq_x.dbrec_stale    = true;
+            q->sq_x.dbrec_at_reset = static_cast<uint16_t>(
+                    dma_load_be32(&qp_dbrec(q)[MLX5_SND_DBR]));
+        }
         return FW_OK;
     default:
         break;

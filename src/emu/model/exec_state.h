@@ -207,6 +207,12 @@ struct sq_exec {
                                        (to this host), or one packet's */
     std::vector<send_wqe> device_ops; /* queued by the device, taken before
                                          the ring's next WQEs */
+    /* After a reset: the doorbell record's count as it was then. The
+     * device counts from 0 again and follows the record only once its
+     * user writes it (its next doorbell); until then the old count is not
+     * a post (a DCI is reset and reused by UCX) */
+    bool                 dbrec_stale = false;
+    uint16_t             dbrec_at_reset = 0;
 };
 
 /* A read answered to another host a piece at a time, each piece read from
