@@ -39,13 +39,14 @@
 #   ucx_info  UCX 1.13.1's ucx_info -d (Debian's ucx-utils): the DevX md opens
 #             on every device, rc_mlx5 and rc_verbs are listed with their
 #             capabilities on all four ports, and so are ud_mlx5 and
-#             ud_verbs (their ifaces open: UD QPs), the RoCE port uses GID
-#             index 3 (RoCEv2)
+#             ud_verbs (their ifaces open: UD QPs) and dc_mlx5 (a DCT and
+#             DCIs), the RoCE port uses GID index 3 (RoCEv2)
 #   perftest  UCX 1.13.1's ucx_perftest between two processes: -t am_lat
 #             on ud_verbs and ud_mlx5, RoCEv2 (mlx5_0:1) and InfiniBand
 #             (mlx5_2:1), and -t am_lat, put_bw, get (8 and 64 bytes)
-#             and fadd on rc_mlx5 over RoCEv2 with DevX: both sides
-#             finish with a "Final:" line of all iterations
+#             and fadd on rc_mlx5 over RoCEv2 with DevX, and am_lat,
+#             put_bw, get and fadd on dc_mlx5 (RoCEv2 and InfiniBand): both
+#             sides finish with a "Final:" line of all iterations
 #   scatter   UCX 1.13.1's rc_mlx5 with scatter to CQE (its default) and
 #             without: contrib/scatter-check/uct_scatter_check.c checks the
 #             data of gets, atomics and active messages byte by byte
@@ -54,7 +55,8 @@
 #             RoCEv2 (mlx5_0, GID index 3) and InfiniBand (mlx5_2), the
 #             four over XRC and sends and writes over UC (RoCEv2)
 #   ucp       UCX 1.13.1's UCP (ucx_perftest -t tag_lat) between two
-#             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup
+#             processes over rc_mlx5 on the RoCE port, with ud_mlx5 wireup,
+#             and over dc_mlx5 (UCX_TLS=dc_x)
 #   ucp atomics  UCP's ucp_add, ucp_fadd and ucp_cswap with
 #             UCX_ATOMIC_MODE=device: device atomics on rc_mlx5, no fallback
 #   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
@@ -62,7 +64,10 @@
 #             this library, the server's MAC moved by ucx_emu mid-stream:
 #             UCX 1.13.1's three reconnects all fail and its newest QP
 #             carries the old MAC (ucx_emu qps: STALE); this library
-#             reconnects at the first try with the new MAC and echoes all 60
+#             reconnects at the first try with the new MAC and echoes all 60;
+#             and the same with UCX 1.13.1 over dc_mlx5 (uct_hello -x
+#             dc_mlx5): each DC address vector comes from its AH cache, so
+#             its DCI keeps the old MAC through all three reconnects
 # Prints "dropin: ok: ..." or "dropin: FAILED: ..." per check, then
 # "N passed, N failed, N skipped". Exit status 0 if all passed, 1 if any
 # failed, 77 (skipped, with the reason) if ibverbs-utils is absent and
@@ -405,7 +410,7 @@ ucx_info_check() {
     for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3; do
         grep -q "$dev: opened DEVX md" "$log" ||
             { echo "    $dev: no DevX md"; return 1; }
-        for tl in rc_mlx5 rc_verbs ud_mlx5 ud_verbs; do
+        for tl in rc_mlx5 rc_verbs ud_mlx5 ud_verbs dc_mlx5; do
             # the transport's section has its capabilities
             awk -v t="$tl" -v d="$dev:1" '
                 /Transport:/ {on = ($3 == t)}
@@ -422,7 +427,7 @@ if ! command -v ucx_info >/dev/null || ! ucx_info -v 2>/dev/null | grep -q "Vers
     skip "ucx_info: Debian's ucx-utils (UCX 1.13) not installed"
 elif UCX_LOG_LEVEL=debug run ucx_info ucx_info -d &&
      ucx_info_check; then
-    ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5 and ud_verbs on 4 ports, RoCEv2 GID index 3"
+    ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5, ud_verbs and dc_mlx5 on 4 ports, RoCEv2 GID index 3"
 else
     fail "ucx_info: ucx_info -d"; grep -E "Transport:|Device:|ERROR|Assertion" "$work/ucx_info.log" | show /dev/stdin
 fi
@@ -467,6 +472,16 @@ else
     # CQE: up to 32 bytes in the CQE, 33..64 in the 64 bytes before it)
     perftest rc_mlx5 mlx5_0:1 get -s 64 -D bcopy
     perftest rc_mlx5 mlx5_0:1 fadd
+    # dc_mlx5: DCIs and a DCT made through DevX, each WQE's address vector
+    # taken from UCX's AH cache; messages of several packets; InfiniBand
+    # with LIDs
+    perftest dc_mlx5 mlx5_0:1 am_lat -s 8
+    perftest dc_mlx5 mlx5_0:1 put_bw -s 100000 -D zcopy
+    perftest dc_mlx5 mlx5_0:1 get -s 8 -D bcopy
+    perftest dc_mlx5 mlx5_0:1 get -s 100000 -D zcopy
+    perftest dc_mlx5 mlx5_0:1 fadd
+    perftest dc_mlx5 mlx5_2:1 am_lat -s 8
+    perftest dc_mlx5 mlx5_2:1 put_bw -s 8
 fi
 
 # --- ibperf NAME PROGRAM ARGS...: rdma-core's perftest (Debian's perftest)
@@ -543,20 +558,21 @@ fi
 # with ud_mlx5 for the wireup), on RoCE only, so not over shared memory:
 # the client's endpoint configuration must name rc_mlx5 on mlx5_0:1
 ucp_check() {
-    local slog=$work/$perf_label-ucp-server.log clog=$work/$perf_label-ucp-client.log
+    local tls=${1:-rc_x} tl=${2:-rc_mlx5}
+    local slog=$work/$perf_label-ucp-$tl-server.log clog=$work/$perf_label-ucp-$tl-client.log
     local label=ucp
     [ "$perf_label" = perftest ] || label="$perf_label: ucp"
 
-    UCX_TLS=rc_x UCX_NET_DEVICES=mlx5_0:1 UCX_LOG_LEVEL=info \
+    UCX_TLS=$tls UCX_NET_DEVICES=mlx5_0:1 UCX_LOG_LEVEL=info \
         UCX_WARN_UNUSED_ENV_VARS=n \
         pair "$slog" "$clog" "${ucx_perftest[@]}" -t tag_lat -n "$perf_iters"
     if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
        grep -qE "^Final: +$perf_iters " "$clog" &&
-       grep -q "ep_cfg\[0\]: tag(rc_mlx5/mlx5_0:1)" "$clog" &&
+       grep -q "ep_cfg\[0\]: tag($tl/mlx5_0:1)" "$clog" &&
        ! grep -qE "ERROR|Assertion" "$slog" "$clog"; then
-        ok "$label: ucx_perftest -t tag_lat over rc_mlx5/mlx5_0:1 (UCX_TLS=rc_x): $(grep -h '^Final:' "$clog" | tr -s ' ')"
+        ok "$label: ucx_perftest -t tag_lat over $tl/mlx5_0:1 (UCX_TLS=$tls): $(grep -h '^Final:' "$clog" | tr -s ' ')"
     else
-        fail_pair "$label: ucx_perftest -t tag_lat, UCX_TLS=rc_x" "$slog" "$clog"
+        fail_pair "$label: ucx_perftest -t tag_lat, UCX_TLS=$tls" "$slog" "$clog"
     fi
 }
 # --- ucp atomics: UCP's atomic add and fetch-add with UCX_ATOMIC_MODE=device
@@ -580,6 +596,7 @@ ucp_atomic_check() {
 }
 if command -v ucx_perftest >/dev/null; then
     ucp_check
+    ucp_check dc_x dc_mlx5
     ucp_atomic_check ucp_add
     ucp_atomic_check ucp_fadd
     ucp_atomic_check ucp_cswap
@@ -591,11 +608,12 @@ fi
 # library reconnects at the first try with the new one
 prefix=$(cd "$libdir/.." && pwd)
 stale_mac_check() {
-    local lib=$1 server=$2 client=$3 log=$work/mac-move-$1.txt
+    local lib=$1 server=$2 client=$3 tl=${4:-rc_mlx5}
+    local log=$work/mac-move-$lib-$tl.txt out=$work/mac-move-$tl
 
-    if ! "$top/contrib/mac-move-run.sh" "$lib" "$prefix" "$fabric-mac" \
-            "$server" "$client" "$work/mac-move" >"$log" 2>&1; then
-        fail "stale MAC: $lib: the scenario did not run"; show "$log"
+    if ! MAC_MOVE_TL=$tl "$top/contrib/mac-move-run.sh" "$lib" "$prefix" \
+            "$fabric-mac" "$server" "$client" "$out" >"$log" 2>&1; then
+        fail "stale MAC: $lib over $tl: the scenario did not run"; show "$log"
         return
     fi
     local got want
@@ -608,22 +626,24 @@ stale_mac_check() {
         want="echoed=[0-9]+ failures=4 reconnects=3 reconnect_mac=02:c9:00:00:0${server#host}:01 STALE"
     fi
     if [[ "$got" =~ ^$want$ ]]; then
-        ok "stale MAC: $lib: $(paste -sd ' ' "$log")"
+        ok "stale MAC: $lib over $tl: $(paste -sd ' ' "$log")"
     else
-        fail "stale MAC: $lib: got \"$got\", expected \"$want\""
-        show "$work/mac-move/$lib-client.txt"
+        fail "stale MAC: $lib over $tl: got \"$got\", expected \"$want\""
+        show "$out/$lib-client.txt"
     fi
 }
 if [ -n "$asan" ]; then
     : # needs an installed tree
 elif [ ! -f /usr/include/uct/api/uct.h ] || ! command -v cc >/dev/null; then
     skip "stale MAC: Debian's libucx-dev (UCX 1.13.1 headers) or cc not installed"
-elif "$libdir/../bin/ucx_emu" -f "$fabric-mac" create -n 4 >/dev/null; then
+elif "$libdir/../bin/ucx_emu" -f "$fabric-mac" create -n 6 >/dev/null; then
     stale_mac_check ucx-1.13.1 host0 host1
     stale_mac_check ours host2 host3
+    # DC: the same bug in its second home, each WQE's address vector
+    stale_mac_check ucx-1.13.1 host4 host5 dc_mlx5
     "$libdir/../bin/ucx_emu" -f "$fabric-mac" destroy >/dev/null
 else
-    fail "stale MAC: ucx_emu create -n 4"
+    fail "stale MAC: ucx_emu create -n 6"
 fi
 
 # --- release: UCX 1.13.1 as a cluster builds it for speed, without
