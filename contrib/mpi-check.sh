@@ -18,6 +18,8 @@
 #            MPI_Fetch_and_op and 2 MPI_Compare_and_swap, each checked
 #   ompi-rc_verbs  the same with UCX_TLS=rc_v,self: RC over verbs QPs,
 #            through MPI_Finalize
+#   ompi-dc_x  the same with UCX_TLS=dc_x,self: DC (DCIs and DCTs made
+#            through DevX), UCP's lanes on dc_mlx5 (its info log says so)
 #   oshmem   oshrun --mca spml ucx --mca pml ucx: a put/flag ping-pong 1 B..64
 #            KiB, shmem_putmem/getmem, an atomic add, 200 fetch-adds (each
 #            old value seen once), 10 compare-swap rounds (one winner each);
@@ -139,6 +141,21 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
         else
             judge ompi-rc_verbs "$out/ompi-rc_verbs.log" " 0 data errors"
         fi
+        # the same over DC, which UCX and Open MPI pick at scale
+        xs_dc=(-x UCX_LOG_LEVEL=info)
+        for v in "${ucx_env[@]}"; do
+            case $v in UCX_TLS=*) v=UCX_TLS=dc_x,self ;; esac
+            xs_dc+=(-x "$v")
+        done
+        run ompi-dc_x "$out/ompi-dc_x.log" mpirun.openmpi --allow-run-as-root \
+            --oversubscribe -np 2 --mca pml ucx --mca osc ucx --mca btl self \
+            "${xs_dc[@]}" "$out/mpi_check_ompi" "$size"
+        if ! grep -q "tag(dc_mlx5/mlx5_0:1)" "$out/ompi-dc_x.log"; then
+            fail "ompi-dc_x: UCP's lanes are not on dc_mlx5 (log $out/ompi-dc_x.log)"
+            ucp_libs >/dev/null
+        else
+            judge ompi-dc_x "$out/ompi-dc_x.log" " 0 data errors"
+        fi
     else
         fail "ompi: mpicc.openmpi failed (log $out/ompi-build.log)"
     fi
@@ -151,8 +168,8 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
         fail "oshmem: oshcc or oshrun missing or failed (log $out/oshmem-build.log)"
     fi
 else
-    echo "mpi: SKIPPED: ompi, ompi-rc_verbs, oshmem: no Open MPI (openmpi-bin, libopenmpi-dev)"
-    skipped=$((skipped + 3))
+    echo "mpi: SKIPPED: ompi, ompi-rc_verbs, ompi-dc_x, oshmem: no Open MPI (openmpi-bin, libopenmpi-dev)"
+    skipped=$((skipped + 4))
 fi
 
 # MPICH ch4:ucx; NOLOCAL: on-node traffic through UCX, not shared memory
