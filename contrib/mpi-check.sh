@@ -114,9 +114,18 @@ judge() { # NAME LOG PATTERN
     fi
 }
 
-# Open MPI passes each variable to its ranks with -x
+# Open MPI passes each variable to its ranks with -x; xs_tls TLS: the same
+# with UCX_TLS=TLS, in the array xs_tls
 xs=()
 for v in "${ucx_env[@]}"; do xs+=(-x "$v"); done
+xs_tls() {
+    local v
+    xs_tls=()
+    for v in "${ucx_env[@]}"; do
+        case $v in UCX_TLS=*) v=UCX_TLS=$1 ;; esac
+        xs_tls+=(-x "$v")
+    done
+}
 
 # Open MPI: pml ucx and osc ucx (Debian's openmpi-mca-params.conf disables
 # both by default)
@@ -127,14 +136,10 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
             "$out/mpi_check_ompi" "$size"
         judge ompi "$out/ompi.log" " 0 data errors"
         # the same over rc_verbs (verbs RC QPs; wireup over ud_verbs)
-        xs_verbs=()
-        for v in "${ucx_env[@]}"; do
-            case $v in UCX_TLS=*) v=UCX_TLS=rc_v,self ;; esac
-            xs_verbs+=(-x "$v")
-        done
+        xs_tls rc_v,self
         run ompi-rc_verbs "$out/ompi-rc_verbs.log" mpirun.openmpi --allow-run-as-root \
             --oversubscribe -np 2 --mca pml ucx --mca osc ucx --mca btl self \
-            "${xs_verbs[@]}" "$out/mpi_check_ompi" "$size"
+            "${xs_tls[@]}" "$out/mpi_check_ompi" "$size"
         if grep -q devx "$out/ompi-rc_verbs.log.qps"; then
             fail "ompi-rc_verbs: DevX QPs made with UCX_TLS=rc_v (log $out/ompi-rc_verbs.log.qps)"
             ucp_libs >/dev/null
@@ -142,14 +147,10 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
             judge ompi-rc_verbs "$out/ompi-rc_verbs.log" " 0 data errors"
         fi
         # the same over DC, which UCX and Open MPI pick at scale
-        xs_dc=(-x UCX_LOG_LEVEL=info)
-        for v in "${ucx_env[@]}"; do
-            case $v in UCX_TLS=*) v=UCX_TLS=dc_x,self ;; esac
-            xs_dc+=(-x "$v")
-        done
+        xs_tls dc_x,self
         run ompi-dc_x "$out/ompi-dc_x.log" mpirun.openmpi --allow-run-as-root \
             --oversubscribe -np 2 --mca pml ucx --mca osc ucx --mca btl self \
-            "${xs_dc[@]}" "$out/mpi_check_ompi" "$size"
+            -x UCX_LOG_LEVEL=info "${xs_tls[@]}" "$out/mpi_check_ompi" "$size"
         if ! grep -q "tag(dc_mlx5/mlx5_0:1)" "$out/ompi-dc_x.log"; then
             fail "ompi-dc_x: UCP's lanes are not on dc_mlx5 (log $out/ompi-dc_x.log)"
             ucp_libs >/dev/null

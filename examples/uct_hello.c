@@ -337,57 +337,17 @@ static int connects_to_iface(const hello_t *h)
            (h->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
 }
 
-/* A new endpoint to the peer's interface: the two exchange their device
- * and interface addresses */
-static int connect_ep_to_iface(hello_t *h)
-{
-    uct_ep_params_t params;
-    size_t dev_len = h->attr.device_addr_len;
-    size_t len     = dev_len + h->attr.iface_addr_len;
-    char *mine = malloc(len), *theirs = malloc(len);
-    const char *step = "";
-    ucs_status_t status;
-
-    memset(&params, 0, sizeof(params));
-    if ((mine == NULL) || (theirs == NULL)) {
-        status = UCS_ERR_NO_MEMORY;
-    } else if (((status = uct_iface_get_device_address(
-                         h->iface, (uct_device_addr_t*)mine)) != UCS_OK) ||
-               ((status = uct_iface_get_address(
-                         h->iface, (uct_iface_addr_t*)(mine + dev_len))) !=
-                UCS_OK)) {
-        step = " (reading the interface's address)";
-    } else if (send_blob(h->sock, mine, (uint32_t)len) ||
-               recv_blob(h->sock, theirs, (uint32_t)len)) {
-        status = UCS_ERR_UNREACHABLE;
-        step   = " (peer unreachable: it closed the control connection)";
-    } else {
-        params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                            UCT_EP_PARAM_FIELD_DEV_ADDR |
-                            UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        params.iface      = h->iface;
-        params.dev_addr   = (const uct_device_addr_t*)theirs;
-        params.iface_addr = (const uct_iface_addr_t*)(theirs + dev_len);
-        status            = uct_ep_create(&params, &h->ep);
-        step              = " (creating the endpoint)";
-    }
-    free(mine);
-    free(theirs);
-    if (status != UCS_OK) {
-        fprintf(stderr, "uct_hello: connecting the endpoint failed: %s%s\n",
-                ucs_status_string(status), step);
-        return -1;
-    }
-    return 0;
-}
-
-/* A new endpoint, connected to the peer's new one; both sides call it */
+/* A new endpoint, connected to the peer's new one (RC) or to the peer's
+ * interface (DC); both sides call it, and exchange their addresses */
 static int connect_ep(hello_t *h)
 {
-    uct_ep_params_t params;
-    size_t dev_len = h->attr.device_addr_len, ep_len = h->attr.ep_addr_len;
-    char *mine, *theirs;
+    const int to_iface   = connects_to_iface(h);
+    const size_t dev_len = h->attr.device_addr_len;
+    const size_t len     = dev_len + (to_iface ? h->attr.iface_addr_len :
+                                                 h->attr.ep_addr_len);
+    char *mine = malloc(len), *theirs = malloc(len);
     const char *step = "";
+    uct_ep_params_t params;
     ucs_status_t status;
 
     if (h->ep != NULL) {
@@ -395,28 +355,36 @@ static int connect_ep(hello_t *h)
         h->ep = NULL;
     }
     h->ep_status = UCS_OK;
-    if (connects_to_iface(h)) {
-        return connect_ep_to_iface(h);
-    }
 
-    mine   = malloc(dev_len + ep_len);
-    theirs = malloc(dev_len + ep_len);
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = h->iface;
     if ((mine == NULL) || (theirs == NULL)) {
         status = UCS_ERR_NO_MEMORY;
-    } else if (((status = uct_ep_create(&params, &h->ep)) != UCS_OK) ||
-               ((status = uct_iface_get_device_address(
+    } else if (((status = uct_iface_get_device_address(
                          h->iface, (uct_device_addr_t*)mine)) != UCS_OK) ||
-               ((status = uct_ep_get_address(
-                         h->ep, (uct_ep_addr_t*)(mine + dev_len))) != UCS_OK)) {
+               (!to_iface &&
+                ((status = uct_ep_create(&params, &h->ep)) != UCS_OK)) ||
+               ((status = to_iface ?
+                          uct_iface_get_address(
+                                  h->iface,
+                                  (uct_iface_addr_t*)(mine + dev_len)) :
+                          uct_ep_get_address(
+                                  h->ep, (uct_ep_addr_t*)(mine + dev_len))) !=
+                UCS_OK)) {
         step = " (creating the endpoint)";
-    } else if (send_blob(h->sock, mine, (uint32_t)(dev_len + ep_len)) ||
-               recv_blob(h->sock, theirs, (uint32_t)(dev_len + ep_len))) {
+    } else if (send_blob(h->sock, mine, (uint32_t)len) ||
+               recv_blob(h->sock, theirs, (uint32_t)len)) {
         /* the control connection closed: the peer has gone */
         status = UCS_ERR_UNREACHABLE;
         step   = " (peer unreachable: it closed the control connection)";
+    } else if (to_iface) {
+        params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR |
+                             UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        params.dev_addr    = (const uct_device_addr_t*)theirs;
+        params.iface_addr  = (const uct_iface_addr_t*)(theirs + dev_len);
+        status             = uct_ep_create(&params, &h->ep);
+        step               = " (creating the endpoint)";
     } else {
         status = uct_ep_connect_to_ep(h->ep, (uct_device_addr_t*)theirs,
                                       (uct_ep_addr_t*)(theirs + dev_len));
