@@ -111,10 +111,26 @@ if [ $rc -eq 0 ]; then
     fi
 fi
 
+# the same bug over DC: the patched UCX's DC endpoints take the UD helper's
+# fresh address vector, the stock ones the AH cache's
+# (contrib/dc-mac-move-check.sh)
+dcmac=
+if [ $rc -eq 0 ]; then
+    "$top/contrib/dc-mac-move-check.sh" "$prefix" \
+        "$(dirname "$(cat "$out/patched-libdir.txt")")" "$out/dc-mac-move" 2>&1 |
+        tee "$out/dc-mac-move.log"
+    if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+        dcmac=", a MAC move under DC: patched reconnects with the new MAC, stock keeps the old"
+    else
+        rc=203
+    fi
+fi
+
 case $rc in
-0)   echo "upstream: ok: UCX 1.13.1 stock and patched, $(grep -c . "$out/gtest/summary.txt") suites compared ($UPSTREAM_SUITES), patches $(tail -1 "$out/diffstat.txt" | sed 's/^ *//'), $(tail -1 "$out/diffstat-ud.txt" | sed 's/^ *//') and $(tail -1 "$out/diffstat-tm.txt" | sed 's/^ *//'), in $secs s$mpi$reconnect$tagoff" ;;
+0)   echo "upstream: ok: UCX 1.13.1 stock and patched, $(grep -c . "$out/gtest/summary.txt") suites compared ($UPSTREAM_SUITES), patches $(tail -1 "$out/diffstat.txt" | sed 's/^ *//'), $(tail -1 "$out/diffstat-ud.txt" | sed 's/^ *//') and $(tail -1 "$out/diffstat-tm.txt" | sed 's/^ *//'), in $secs s$mpi$reconnect$tagoff$dcmac" ;;
 124) echo "upstream: FAILED: timed out after $limit s" ;;
 200) echo "upstream: FAILED: MPI and OpenSHMEM on the patched UCX: $(tail -1 "$out/mpi.log") (see $out/mpi.log)" ;;
+203) echo "upstream: FAILED: DC MAC move: $(grep FAILED "$out/dc-mac-move.log" | head -1) (see $out/dc-mac-move.log)" ;;
 202) echo "upstream: FAILED: UCP tag offload: $(grep FAILED "$out/ucp-tag-offload.log" | head -1) (see $out/ucp-tag-offload.log)" ;;
 201) echo "upstream: FAILED: UCP reconnect: $(grep FAILED "$out/ucp-reconnect.log" | head -1) (see $out/ucp-reconnect.log)" ;;
 *)   echo "upstream: FAILED: build.sh exit $rc after $secs s (see $out/logs)" ;;

@@ -2,7 +2,7 @@
 """UCX's own gtest on the emulated device, stock and patched (issue 23).
 
   gtest_run.py --build stock=DIR --build patched=DIR --emu-prefix PREFIX
-               --out OUTDIR [--suites rc_mlx5,ib,ud_mlx5,transient_ah,tag]
+               --out OUTDIR [--suites rc_mlx5,ib,ud_mlx5,transient_ah,tag,dc_mlx5]
 
 Each build's test/gtest/gtest runs through the drop-in preload library of
 PREFIX (LD_PRELOAD), one process per test class ("chunk"; one per test for
@@ -49,7 +49,10 @@ SUITES = collections.OrderedDict([
     ("ud_mlx5", "ud_mlx5/*"),
     ("transient_ah", "rc_mlx5/test_rc_mlx5_transient_ah.*"),
     ("tag", "rc_mlx5/test_tag*"),   # part of rc_mlx5, on its own for speed
+    ("dc_mlx5", "dc_mlx5/*"),       # DC, which the emulated device has too
 ])
+# run only when asked: tag is part of rc_mlx5, dc_mlx5 takes long
+ON_REQUEST = ("tag", "dc_mlx5")
 NEW_SUITE = "transient_ah"
 
 RUN_RE = re.compile(r"^\[ RUN      \] (\S+)")
@@ -319,7 +322,7 @@ def main():
     p.add_argument("--emu-prefix", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--suites", default=",".join(s for s in SUITES
-                                               if s != "tag"))
+                                               if s not in ON_REQUEST))
     p.add_argument("--watchdog", type=int, default=120)
     args = p.parse_args()
 
