@@ -396,6 +396,10 @@ bool engine_pass_locked(emu_state &s)
         }
     }
 
+    if (s.cm_tick != nullptr) {
+        did |= s.cm_tick(s);
+    }
+
     if (s.fabric != nullptr) {
         did |= engine_flush_locked(s);
         s.fabric->publish_locked(s, did);

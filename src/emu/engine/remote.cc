@@ -294,6 +294,21 @@ void on_frame(emu_state &s, const wire::frame_hdr &fh, const uint8_t *p,
             on_response(s, h, p + sizeof(h));
             p   += sizeof(h) + padded(h.data_len);
             len -= sizeof(h) + padded(h.data_len);
+        } else if (p[0] == wire::PKT_CM) {
+            wire::cm_hdr h;
+
+            if (len < sizeof(h)) {
+                return;
+            }
+            memcpy(&h, p, sizeof(h));
+            if (len < sizeof(h) + padded(h.len)) {
+                return;
+            }
+            if (s.cm_receive != nullptr) {
+                s.cm_receive(s, fh.src_host, p + sizeof(h), h.len);
+            }
+            p   += sizeof(h) + padded(h.len);
+            len -= sizeof(h) + padded(h.len);
         } else if (p[0] == wire::PKT_DATAGRAM) {
             wire::dgram_hdr h;
 

@@ -112,6 +112,22 @@ void endpoint::add_datagram(unsigned host, const dgram_hdr &h,
     m_out[host].last_ack = SIZE_MAX;
 }
 
+void endpoint::add_cm(unsigned host, const void *msg, uint32_t len)
+{
+    cm_hdr h                = {};
+    size_t size             = sizeof(h) + padded(len);
+    std::vector<uint8_t> &f = frame_for(host, size);
+    size_t at               = f.size();
+
+    h.type = PKT_CM;
+    h.len  = len;
+    f.resize(at + size);
+    memcpy(&f[at], &h, sizeof(h));
+    memcpy(&f[at + sizeof(h)], msg, len);
+    ++reinterpret_cast<frame_hdr*>(f.data())->count;
+    m_out[host].last_ack = SIZE_MAX;
+}
+
 void endpoint::add_response(unsigned host, const resp_hdr &h,
                             const uint8_t *data)
 {

@@ -36,10 +36,10 @@ struct emu_state;
 namespace wire {
 
 constexpr uint32_t FRAME_MAGIC   = 0x46454d55;
-constexpr uint16_t FRAME_VERSION = 5; /* 2: datagrams; 3: packets carry
+constexpr uint16_t FRAME_VERSION = 6; /* 2: datagrams; 3: packets carry
                                          * their destination MAC; 4: and an
                                          * XRC SRQ number; 5: and DC's
-                                         * fields */
+                                         * fields; 6: CM messages */
 constexpr size_t   FRAME_MAX     = 60 * 1024;
 constexpr size_t   RESP_CHUNK    = 32 * 1024; /* read data per response */
 /* Link-level flow control: a host's frames wait in its sender's queue
@@ -53,7 +53,8 @@ constexpr unsigned QUEUE_STUCK_MS = 2000;
 enum pkt_type : uint8_t {
     PKT_REQUEST  = 1,
     PKT_RESPONSE = 2,
-    PKT_DATAGRAM = 3  /* UD: no answer */
+    PKT_DATAGRAM = 3, /* UD: no answer */
+    PKT_CM       = 4  /* a connection manager's message (frontend/cm/) */
 };
 
 enum req_flags : uint8_t {
@@ -158,8 +159,16 @@ struct dgram_hdr {
     uint8_t  reserved3[6];
 };
 
+/* A connection manager's message: len bytes the engine does not read */
+struct cm_hdr {
+    uint8_t  type;
+    uint8_t  reserved[3];
+    uint32_t len;
+};
+
 static_assert((sizeof(req_hdr) % 8 == 0) && (sizeof(resp_hdr) % 8 == 0) &&
-              (sizeof(dgram_hdr) % 8 == 0), "packets stay 8-byte aligned");
+              (sizeof(dgram_hdr) % 8 == 0) && (sizeof(cm_hdr) % 8 == 0),
+              "packets stay 8-byte aligned");
 
 /* Where a packet goes: a host and, for requests, its device and port;
  * on RoCE the MAC its frame is addressed to */
@@ -188,6 +197,7 @@ public:
     void add_response(unsigned host, const resp_hdr &h, const uint8_t *data);
     void add_datagram(unsigned host, const dgram_hdr &h,
                       const uint8_t *payload);
+    void add_cm(unsigned host, const void *msg, uint32_t len);
 
     /* Send the queued frames; true if some were sent */
     bool flush(emu_state &s);

@@ -907,6 +907,12 @@ struct emu_state {
      * contexts: it goes first, and every waiting poll goes on) */
     poll_waiter                                  poll_wait;
 
+    /* The connection manager (frontend/cm/), if a program uses it: a
+     * message from another host, and the engine's pass (its timers) */
+    void (*cm_receive)(emu_state &s, unsigned src_host, const uint8_t *msg,
+                       size_t len) = nullptr;
+    bool (*cm_tick)(emu_state &s) = nullptr;
+
     /* Counters */
     uint64_t                                     ah_created        = 0;
     uint64_t                                     ah_destroyed      = 0;

@@ -25,6 +25,8 @@
  */
 #include <emu/frontend/preload/preload.h>
 
+#include <emu/api/cm.h>
+
 #include <uct/api/tools/ib_glue.h>
 
 #include <dlfcn.h>
@@ -63,6 +65,7 @@ constexpr size_t COMPAT_PORT_ATTR_SIZE =
 struct model {
     const uct_ib_glue_ops_t       *glue   = nullptr;
     const uct_ib_emu_dropin_ops_t *dropin = nullptr;
+    const uct_ib_emu_cm_ops_t     *cm     = nullptr;
 };
 
 model          the_model;
@@ -130,6 +133,12 @@ void load_model_locked()
 
     the_model.glue   = glue;
     the_model.dropin = dropin;
+    the_model.cm     = static_cast<const uct_ib_emu_cm_ops_t*>(
+            dlsym(handle, UCT_IB_EMU_CM_SYMBOL));
+    if ((the_model.cm != nullptr) &&
+        (the_model.cm->version != UCT_IB_EMU_CM_VERSION)) {
+        the_model.cm = nullptr; /* librdmacm's entry points fail */
+    }
     model_sigaction.store(
             reinterpret_cast<uct_ib_emu_dropin_sigaction_func_t>(
                     dlsym(handle, UCT_IB_EMU_DROPIN_SIGACTION_SYMBOL)),
@@ -194,6 +203,13 @@ const uct_ib_glue_ops_t *preload_glue_ops()
     const model *m = get_model();
 
     return (m == nullptr) ? nullptr : m->glue;
+}
+
+const uct_ib_emu_cm_ops_t *preload_cm_ops()
+{
+    const model *m = get_model();
+
+    return (m == nullptr) ? nullptr : m->cm;
 }
 
 const uct_ib_emu_dropin_ops_t *preload_dropin_ops()

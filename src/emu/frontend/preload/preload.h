@@ -26,6 +26,11 @@ const uct_ib_emu_dropin_ops_t *preload_dropin_ops();
 struct ibv_mr *preload_reg_mr_iova(struct ibv_pd *pd, void *addr,
                                    size_t length, uint64_t iova, int access);
 
+/* The model's connection manager (emu/api/cm.h), loading the model on the
+ * first call; NULL if it cannot be loaded */
+struct uct_ib_emu_cm_ops;
+const struct uct_ib_emu_cm_ops *preload_cm_ops();
+
 /* The model's uct_ib_emu_dropin_sigaction once the model is loaded; NULL
  * before (this never loads it) */
 uct_ib_emu_dropin_sigaction_func_t preload_model_sigaction();
