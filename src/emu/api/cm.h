@@ -65,6 +65,14 @@ typedef struct uct_ib_emu_cm_ops {
     void (*free_devices)(struct ibv_context **list);
 } uct_ib_emu_cm_ops_t;
 
+/* The model's table (UCT_IB_EMU_CM_SYMBOL) */
+extern const uct_ib_emu_cm_ops_t uct_ib_emu_cm_ops;
+
+/* Close what the connection manager keeps open for the process (the
+ * devices its ids used, as librdmacm keeps them): 0, or EBUSY while an id
+ * or a channel is left. The emulator's own tests call it last. */
+int uct_ib_emu_cm_release(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -108,6 +108,9 @@ struct id {
     int               dev_index  = -1;
     uint8_t           sgid_index = 0;
     union ibv_gid     sgid       = {};
+    uct_ib_emu_mac_t  mac        = {}; /* the port's when taken, whose
+                                          change is an ADDR_CHANGE */
+    bool              addr_changed = false;
     struct ibv_sa_path_rec path  = {};
 
     /* The other side, once known */
@@ -132,9 +135,8 @@ struct id {
     struct ibv_qp_init_attr ep_qp = {};
     struct ibv_pd     *ep_pd     = nullptr;
 
-    /* What rdma_create_qp made for the id itself (no CQ, no PD given) */
+    /* What rdma_create_qp made for the id itself (no CQ given) */
     bool              own_cqs    = false;
-    bool              own_pd     = false;
 };
 
 /* A message or a local event waiting on a channel for the program */
@@ -168,6 +170,7 @@ struct cm_state {
     std::map<id*, std::unique_ptr<id>> owned;
     uint64_t                          next_token = 1;
     std::vector<struct ibv_context*>  devices;  /* opened once, by index */
+    std::vector<struct ibv_pd*>       pds;      /* each device's, for ids */
     std::deque<int>                   closed_wfds; /* of destroyed channels */
     bool                              hooked     = false;
 };
@@ -202,7 +205,7 @@ struct ibv_context **get_devices(int *num);
 
 /* cm_conn.cc */
 int create_qp(id *i, struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-/* The id's QP, and the CQs, channels and PD rdma_create_qp made for it */
+/* The id's QP, and the CQs and channels rdma_create_qp made for it */
 void destroy_qp(id *i);
 int init_qp_attr(id *i, struct ibv_qp_attr *attr, int *mask);
 int listen(id *i, int backlog);

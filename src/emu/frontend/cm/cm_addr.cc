@@ -77,18 +77,21 @@ bool local_port_on(const emu_state &s, const std::string &fabric,
     return false;
 }
 
-/* The context of this host's device dev_index, opened once */
-struct ibv_context *device_context(int dev_index)
+/* The context of this host's device dev_index, opened once, with the PD
+ * its ids get (librdmacm's) */
+struct ibv_context *device_context(int dev_index, struct ibv_pd **pd_p)
 {
     cm_state &cm = the_cm();
     struct ibv_context *ctx = nullptr;
     struct ibv_device **list;
+    struct ibv_pd *pd;
     int n = 0;
 
     {
         std::lock_guard<std::mutex> g(cm.lock);
         if ((size_t(dev_index) < cm.devices.size()) &&
             (cm.devices[dev_index] != nullptr)) {
+            *pd_p = cm.pds[dev_index];
             return cm.devices[dev_index];
         }
     }
@@ -103,19 +106,28 @@ struct ibv_context *device_context(int dev_index)
     if (ctx == nullptr) {
         return nullptr;
     }
+    pd = uct_ib_emu_glue_ops.alloc_pd(ctx);
+    if (pd == nullptr) {
+        uct_ib_emu_glue_ops.close_device(ctx);
+        return nullptr;
+    }
 
     hook_engine();
     std::lock_guard<std::mutex> g(cm.lock);
     if (cm.devices.size() <= size_t(dev_index)) {
         cm.devices.resize(dev_index + 1, nullptr);
+        cm.pds.resize(dev_index + 1, nullptr);
     }
     if (cm.devices[dev_index] != nullptr) {
         /* another thread opened it meanwhile */
+        uct_ib_emu_glue_ops.dealloc_pd(pd);
         uct_ib_emu_glue_ops.close_device(ctx);
-        return cm.devices[dev_index];
+    } else {
+        cm.devices[dev_index] = ctx;
+        cm.pds[dev_index]     = pd;
     }
-    cm.devices[dev_index] = ctx;
-    return ctx;
+    *pd_p = cm.pds[dev_index];
+    return cm.devices[dev_index];
 }
 
 /* A port number nobody of this process has bound ip to (cm lock held) */
@@ -165,7 +177,9 @@ bool find_ip(uint32_t ip, unsigned *host, int *dev_index, uint8_t *port_num)
 
 int attach_device(id *i, int dev_index, uint8_t port_num, uint32_t ip)
 {
-    struct ibv_context *ctx = device_context(dev_index);
+    struct ibv_pd *pd       = nullptr;
+    struct ibv_context *ctx = device_context(dev_index, &pd);
+    uct_ib_emu_mac_t mac;
     int index;
 
     if (ctx == nullptr) {
@@ -183,12 +197,16 @@ int attach_device(id *i, int dev_index, uint8_t port_num, uint32_t ip)
             return EADDRNOTAVAIL;
         }
         i->sgid = p->gids[index].gid;
+        mac     = p->mac;
     }
 
+    std::lock_guard<std::mutex> g(the_cm().lock); /* the engine reads */
     i->pub.verbs                 = ctx;
+    i->pub.pd                    = pd;
     i->pub.port_num              = port_num;
     i->dev_index                 = dev_index;
     i->sgid_index                = static_cast<uint8_t>(index);
+    i->mac                       = mac;
     i->src.sin_family            = AF_INET;
     i->src.sin_addr.s_addr       = ip;
     memcpy(&i->pub.route.addr.src_addr, &i->src, sizeof(i->src));
@@ -361,7 +379,9 @@ struct ibv_context **get_devices(int *num)
         return nullptr;
     }
     for (int d = 0; d < n; ++d) {
-        list[d] = device_context(d);
+        struct ibv_pd *pd;
+
+        list[d] = device_context(d, &pd);
     }
     if (num != nullptr) {
         *num = n;

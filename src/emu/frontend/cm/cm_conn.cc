@@ -12,7 +12,7 @@
  * and Q_Key to send to. A REQ for a port nobody listens on is rejected
  * (invalid service ID); one unanswered for REQ_TIMEOUT, or to a host that
  * is gone, is UNREACHABLE; a connected peer whose process died is
- * DISCONNECTED.
+ * DISCONNECTED; an id whose port's MAC moved gets ADDR_CHANGE.
  */
 #include <emu/frontend/cm/cm.h>
 #include <emu/fabric/shm_fabric.h>
@@ -242,12 +242,7 @@ int create_qp(id *i, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
         return EINVAL;
     }
     if (pd == nullptr) {
-        pd = glue.alloc_pd(i->pub.verbs);
-        if (pd == nullptr) {
-            return errno;
-        }
-        i->pub.pd = pd;
-        i->own_pd = true;
+        pd = i->pub.pd; /* the device's, as librdmacm's */
     }
 
     a         = *attr;
@@ -279,9 +274,6 @@ int create_qp(id *i, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
         return err;
     }
     i->pub.qp = qp;
-    if (i->pub.pd == nullptr) {
-        i->pub.pd = pd;
-    }
 
     err = qp_move(i, IBV_QPS_INIT);
     if ((err == 0) && is_ud(i)) {
@@ -317,11 +309,6 @@ void destroy_qp(id *i)
         }
         i->own_cqs = false;
     }
-    if (i->own_pd) {
-        (void)glue.dealloc_pd(i->pub.pd);
-        i->pub.pd  = nullptr;
-        i->own_pd  = false;
-    }
 }
 
 int init_qp_attr(id *i, struct ibv_qp_attr *attr, int *mask)
@@ -352,6 +339,11 @@ int listen(id *i, int backlog)
     }
     if (i->state != id_state::BOUND) {
         return EINVAL;
+    }
+    if (i->pub.verbs == nullptr) {
+        /* on every address: every device opened, so the engine runs and
+         * takes the requests that come to any of them */
+        free(get_devices(nullptr));
     }
     i->backlog = (backlog > 0) ? backlog : 1024;
     set_state(i, id_state::LISTEN);
@@ -713,7 +705,16 @@ bool tick_locked()
         pending p;
 
         p.target = i;
-        if ((i->state == id_state::CONNECTING) && (t >= i->deadline)) {
+        if ((i->dev_index >= 0) && !i->addr_changed &&
+            (size_t(i->dev_index) < s.devices.size()) &&
+            (s.devices[i->dev_index]->get_port(i->pub.port_num) != nullptr) &&
+            (s.devices[i->dev_index]->get_port(i->pub.port_num)->mac !=
+             i->mac)) {
+            /* the port's MAC moved (a bond's failover, as the kernel
+             * names it): once */
+            i->addr_changed = true;
+            p.type          = RDMA_CM_EVENT_ADDR_CHANGE;
+        } else if ((i->state == id_state::CONNECTING) && (t >= i->deadline)) {
             i->state = id_state::ROUTE_RESOLVED;
             p.type   = RDMA_CM_EVENT_UNREACHABLE;
             p.status = -ETIMEDOUT;

@@ -222,3 +222,40 @@ bool send_msg(unsigned host, const msg &m)
 
 } // namespace cm
 } // namespace uct_ib_emu
+
+
+extern "C" int uct_ib_emu_cm_release(void)
+{
+    using namespace uct_ib_emu;
+    cm::cm_state &cm = cm::the_cm();
+    std::vector<struct ibv_context*> devices;
+    std::vector<struct ibv_pd*> pds;
+
+    {
+        std::lock_guard<std::mutex> g(cm.lock);
+        if (!cm.owned.empty() || !cm.channels.empty()) {
+            return EBUSY;
+        }
+        devices.swap(cm.devices);
+        pds.swap(cm.pds);
+        for (int fd : cm.closed_wfds) {
+            close(fd);
+        }
+        cm.closed_wfds.clear();
+    }
+    {
+        emu_state &s = state();
+        guard g(s.lock);
+        s.cm_receive = nullptr;
+        s.cm_tick    = nullptr;
+    }
+    for (size_t d = 0; d < devices.size(); ++d) {
+        if (pds[d] != nullptr) {
+            (void)uct_ib_emu_glue_ops.dealloc_pd(pds[d]);
+        }
+        if (devices[d] != nullptr) {
+            (void)uct_ib_emu_glue_ops.close_device(devices[d]);
+        }
+    }
+    return 0;
+}

@@ -166,7 +166,7 @@ int cm_destroy_id(struct rdma_cm_id *pub)
     }
     own = i->sync ? i->ch : nullptr;
     if (i->pub.qp == nullptr) {
-        destroy_qp(i); /* what rdma_create_qp made beside the QP */
+        destroy_qp(i); /* the CQs rdma_create_qp made beside the QP */
     }
     id_destroy(i);
     if (own != nullptr) {
