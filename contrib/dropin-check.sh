@@ -59,6 +59,15 @@
 #             and over dc_mlx5 (UCX_TLS=dc_x)
 #   ucp atomics  UCP's ucp_add, ucp_fadd and ucp_cswap with
 #             UCX_ATOMIC_MODE=device: device atomics on rc_mlx5, no fallback
+#   rdmacm    librdmacm's programs on the preload's connection manager,
+#             server on host0 (198.18.0.1, mlx5_0) and client on host1 of
+#             a fabric of two: rping (RC, RDMA read and write, 10 pings),
+#             udaddy (UD, SIDR), rdma_server/rdma_client (the synchronous
+#             interface, rdma_create_ep), ucmatose (4 connections); UCX
+#             1.13.1's ucx_info lists the rdmacm connection manager, and
+#             its ucp_client_server example (built against libucx-dev)
+#             connects over it with no TCP transport (UCX_TLS=rc_x,ud_x,
+#             UCX_SOCKADDR_TLS_PRIORITY=rdmacm)
 #   stale MAC the upstream bug side by side (contrib/mac-move-run.sh): the
 #             same uct_hello.c built against Debian's UCX 1.13.1 and against
 #             this library, the server's MAC moved by ucx_emu mid-stream:
@@ -600,6 +609,95 @@ if command -v ucx_perftest >/dev/null; then
     ucp_atomic_check ucp_add
     ucp_atomic_check ucp_fadd
     ucp_atomic_check ucp_cswap
+fi
+
+# --- rdmacm: cm_pair NAME SERVER_CMD CLIENT_CMD: a server on host0 and a
+# client on host1 of a fabric of their own, the server first (its host
+# alive, then a moment to listen); sets src and crc (the server is killed
+# once the client is done, if it still runs: some serve forever)
+cm_fabric=$fabric-cm
+cm_pair() {
+    local name=$1 scmd=$2 ccmd=$3 spid i
+    local slog=$work/cm-$name-server.log clog=$work/cm-$name-client.log
+    "$libdir/../bin/ucx_emu" -f "$cm_fabric" create -n 2 >/dev/null ||
+        { src=1 crc=1; return; }
+    UCX_IB_EMU_FABRIC=$cm_fabric UCX_IB_EMU_HOST=host0 LD_PRELOAD=$preload \
+        timeout "$limit" $scmd >"$slog" 2>&1 &
+    spid=$!
+    for ((i = 0; i < 100; i++)); do
+        "$libdir/../bin/ucx_emu" -f "$cm_fabric" show 2>/dev/null |
+            grep -q '^host0 *alive' && break
+        sleep 0.1
+    done
+    sleep 0.5
+    UCX_IB_EMU_FABRIC=$cm_fabric UCX_IB_EMU_HOST=host1 LD_PRELOAD=$preload \
+        timeout "$limit" $ccmd >"$clog" 2>&1
+    crc=$?
+    for ((i = 0; i < 50; i++)); do
+        kill -0 $spid 2>/dev/null || break
+        sleep 0.1
+    done
+    kill $spid 2>/dev/null
+    wait $spid
+    src=$?
+    timeout 20 "$libdir/../bin/ucx_emu" -f "$cm_fabric" destroy --force >/dev/null 2>&1
+}
+# cm_check NAME SERVER_CMD CLIENT_CMD SERVER_RE CLIENT_RE: both exit 0 and
+# say what they must
+cm_check() {
+    local name=$1 slog=$work/cm-$1-server.log clog=$work/cm-$1-client.log
+    cm_pair "$1" "$2" "$3"
+    if [ $src -eq 0 ] && [ $crc -eq 0 ] && grep -qE "$4" "$slog" &&
+       grep -qE "$5" "$clog"; then
+        ok "rdmacm: $name: server '$2', client '$3'"
+    else
+        fail_pair "rdmacm: $name" "$slog" "$clog"
+    fi
+}
+if [ -n "$asan" ]; then
+    : # needs ucx_emu, of an installed tree
+elif ! command -v rping >/dev/null || ! command -v udaddy >/dev/null; then
+    skip "rdmacm: rdmacm-utils (rping, udaddy, rdma_server) not installed"
+else
+    cm_check rping "rping -s -a 198.18.0.1 -p 7471 -C 10 -v" \
+        "rping -c -a 198.18.0.1 -p 7471 -C 10 -v" \
+        "server ping data: rdma-ping-9:" "^ping data: rdma-ping-9:"
+    cm_check udaddy "udaddy" "udaddy -s 198.18.0.1" \
+        "return status 0" "return status 0"
+    cm_check rdma_server-client "rdma_server -s 198.18.0.1 -p 7472" \
+        "rdma_client -s 198.18.0.1 -p 7472" "rdma_server: end 0" \
+        "rdma_client: end 0"
+    cm_check ucmatose "ucmatose -b 198.18.0.1 -c 4 -C 10" \
+        "ucmatose -s 198.18.0.1 -c 4 -C 10" "return status 0" \
+        "return status 0"
+fi
+# UCX 1.13.1 over the CM: its connection manager listed, and a UCP client
+# and server connecting by IP address without TCP
+if [ -n "$asan" ]; then
+    : # needs ucx_emu, of an installed tree
+elif ! command -v ucx_info >/dev/null || [ ! -f /usr/include/ucp/api/ucp.h ]; then
+    skip "rdmacm: ucp: Debian's ucx-utils and libucx-dev not installed"
+elif ! grep -q "^# Connection manager: rdmacm" "$work/ucx_info.log"; then
+    fail "rdmacm: ucx_info -d lists no rdmacm connection manager"
+elif ! cc -O2 -I/usr/share/doc/libucx-dev/examples -o "$work/ucp_client_server" \
+        /usr/share/doc/libucx-dev/examples/ucp_client_server.c -lucp -lucs \
+        >"$work/ucp_client_server-build.log" 2>&1; then
+    fail "rdmacm: ucp_client_server.c does not build"; show "$work/ucp_client_server-build.log"
+else
+    # the server serves one client after another: it is stopped afterwards
+    UCX_TLS=rc_x,ud_x,self UCX_NET_DEVICES=mlx5_0:1 UCX_WARN_UNUSED_ENV_VARS=n \
+    UCX_SOCKADDR_TLS_PRIORITY=rdmacm UCX_LOG_LEVEL=debug \
+        cm_pair ucp "stdbuf -oL $work/ucp_client_server -c tag -i 3 -p 13401" \
+            "$work/ucp_client_server -a 198.18.0.1 -c tag -i 3 -p 13401"
+    slog=$work/cm-ucp-server.log clog=$work/cm-ucp-client.log
+    if [ $crc -eq 0 ] && grep -q "client created ep .* on cm rdmacm" "$clog" &&
+       grep -q '^Server: iteration #3' "$slog" &&
+       grep -q '^Client: iteration #3' "$clog" &&
+       ! grep -qE "Assertion|failed on iteration" "$slog" "$clog"; then
+        ok "rdmacm: ucp: UCX 1.13.1's ucp_client_server, 3 tag messages over rc_mlx5, connected by the rdmacm CM (UCX_SOCKADDR_TLS_PRIORITY=rdmacm, no tcp)"
+    else
+        fail_pair "rdmacm: ucp: ucp_client_server over the rdmacm CM" "$slog" "$clog"
+    fi
 fi
 
 # --- stale MAC: the same scenario with UCX 1.13.1 and with this library, on

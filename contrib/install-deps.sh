@@ -11,8 +11,9 @@ packages=(
     # in our builds nor in what our installed programs load
     libucx0 libucx-dev ucx-utils
     # unmodified rdma-core programs the drop-in leg runs on the emulated
-    # device (contrib/dropin-check.sh)
-    ibverbs-utils perftest
+    # device (contrib/dropin-check.sh), and librdmacm's, whose header the
+    # drop-in's connection manager serves
+    ibverbs-utils perftest librdmacm-dev rdmacm-utils
 )
 
 missing=()

@@ -15,7 +15,7 @@ AC_DEFUN([UCX_MLX5DV_SYMBOLS], [
 ])
 
 AC_DEFUN([UCX_CHECK_RDMA_CORE], [
-    ucx_rdma_core_hint="install rdma-core development files: apt-get install libibverbs-dev ibverbs-providers"
+    ucx_rdma_core_hint="install rdma-core development files: apt-get install libibverbs-dev ibverbs-providers librdmacm-dev"
 
     AC_CHECK_HEADER([infiniband/verbs.h], [],
         [AC_MSG_ERROR([infiniband/verbs.h not found; $ucx_rdma_core_hint])])
@@ -24,6 +24,9 @@ AC_DEFUN([UCX_CHECK_RDMA_CORE], [
         [AC_MSG_ERROR([libibverbs not found; $ucx_rdma_core_hint])])
     AC_CHECK_HEADER([infiniband/mlx5dv.h], [],
         [AC_MSG_ERROR([infiniband/mlx5dv.h not found; $ucx_rdma_core_hint])])
+    dnl the drop-in serves librdmacm's entry points with its public types
+    AC_CHECK_HEADER([rdma/rdma_cma.h], [],
+        [AC_MSG_ERROR([rdma/rdma_cma.h not found; install librdmacm's development files: apt-get install librdmacm-dev])])
     AC_CHECK_LIB([mlx5], [mlx5dv_open_device],
         [ucx_have_mlx5dv=yes],
         [AC_MSG_ERROR([libmlx5 not found; $ucx_rdma_core_hint])],
