@@ -670,6 +670,28 @@ else
     cm_check ucmatose "ucmatose -b 198.18.0.1 -c 4 -C 10" \
         "ucmatose -s 198.18.0.1 -c 4 -C 10" "return status 0" \
         "return status 0"
+    # the server's process dies mid-stream: the client's id is
+    # DISCONNECTED, its QP flushed, and rping ends
+    "$libdir/../bin/ucx_emu" -f "$cm_fabric" create -n 2 >/dev/null
+    UCX_IB_EMU_FABRIC=$cm_fabric UCX_IB_EMU_HOST=host0 LD_PRELOAD=$preload \
+        timeout "$limit" rping -s -a 198.18.0.1 -p 7473 >"$work/cm-death-server.log" 2>&1 &
+    dpid=$!
+    sleep 1
+    UCX_IB_EMU_FABRIC=$cm_fabric UCX_IB_EMU_HOST=host1 LD_PRELOAD=$preload \
+        timeout "$limit" rping -c -a 198.18.0.1 -p 7473 -d >"$work/cm-death-client.log" 2>&1 &
+    cpid=$!
+    sleep 2
+    pkill -KILL -f "^rping -s -a 198.18.0.1 -p 7473"
+    wait $cpid
+    crc=$?
+    wait $dpid 2>/dev/null
+    timeout 20 "$libdir/../bin/ucx_emu" -f "$cm_fabric" destroy --force >/dev/null 2>&1
+    if [ $crc -eq 0 ] &&
+       grep -q "cma_event type RDMA_CM_EVENT_DISCONNECTED" "$work/cm-death-client.log"; then
+        ok "rdmacm: peer death: rping's server killed mid-stream, the client's id DISCONNECTED and rping ends"
+    else
+        fail "rdmacm: peer death: rping client exit $crc"; show "$work/cm-death-client.log"
+    fi
 fi
 # UCX 1.13.1 over the CM: its connection manager listed, and a UCP client
 # and server connecting by IP address without TCP

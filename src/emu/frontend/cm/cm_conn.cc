@@ -590,6 +590,10 @@ bool take(const pending &p, event *ev)
 
     ev->pub.id = &i->pub;
     if (!p.is_msg) {
+        if ((p.type == RDMA_CM_EVENT_DISCONNECTED) &&
+            (i->pub.qp != nullptr) && !is_ud(i)) {
+            (void)qp_move(i, IBV_QPS_ERR); /* as on a DREQ */
+        }
         ev->pub.event  = p.type;
         ev->pub.status = p.status;
         return true;
