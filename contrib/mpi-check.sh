@@ -20,6 +20,9 @@
 #            through MPI_Finalize
 #   ompi-dc_x  the same with UCX_TLS=dc_x,self: DC (DCIs and DCTs made
 #            through DevX), UCP's lanes on dc_mlx5 (its info log says so)
+#   ompi-dc_x-fanout  3 ranks, each with one DCI (UCX_DC_MLX5_NUM_DCI=1):
+#            all-to-all and a ring, every byte checked (mpi_fanout.c); a
+#            DCI connected to the DCTs of two other hosts (ucx_emu qps)
 #   oshmem   oshrun --mca spml ucx --mca pml ucx: a put/flag ping-pong 1 B..64
 #            KiB, shmem_putmem/getmem, an atomic add, 200 fetch-adds (each
 #            old value seen once), 10 compare-swap rounds (one winner each);
@@ -74,7 +77,7 @@ run() {
 
 # the launcher's ranks must not outlive it
 left_behind() {
-    pgrep -f "$out/(mpi|shmem)_check" >/dev/null
+    pgrep -f "$out/(mpi|shmem)_(check|fanout)" >/dev/null
 }
 
 ucx_env=(LD_LIBRARY_PATH="$ucxlib"
@@ -108,7 +111,7 @@ judge() { # NAME LOG PATTERN
         fail "$name: libucp came from ${libs:-nowhere}, not $ucxlib"
     elif left_behind; then
         fail "$name: ranks left behind"
-        pkill -KILL -f "$out/(mpi|shmem)_check"
+        pkill -KILL -f "$out/(mpi|shmem)_(check|fanout)"
     else
         ok "$name: $(grep -h "$pattern" "$logfile" | head -1) (libucp from $ucxlib; QPs: $(grep -c ' devx ' "$logfile.qps") DevX, $(grep -c ' verbs ' "$logfile.qps") verbs)"
     fi
@@ -157,6 +160,26 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
         else
             judge ompi-dc_x "$out/ompi-dc_x.log" " 0 data errors"
         fi
+        # one DCI per rank reaching the DCTs of two other hosts
+        if mpicc.openmpi -O2 -o "$out/mpi_fanout" "$src/mpi_fanout.c" \
+                2>"$out/fanout-build.log"; then
+            run ompi-dc_x-fanout "$out/ompi-dc_x-fanout.log" mpirun.openmpi \
+                --allow-run-as-root --oversubscribe -np 3 --mca pml ucx \
+                --mca osc ucx --mca btl self -x UCX_DC_MLX5_NUM_DCI=1 \
+                "${xs_tls[@]}" "$out/mpi_fanout"
+            # a DCI's connections (ucx_emu qps: host, QP, ... peer host)
+            # to more than one host
+            if ! awk 'NR > 1 && !seen[$1 " " $2 " " $7]++ {n[$1 " " $2]++}
+                      END {for (q in n) if (n[q] > 1) found = 1
+                           exit !found}' "$out/ompi-dc_x-fanout.log.qps"; then
+                fail "ompi-dc_x-fanout: no DCI reached two hosts (log $out/ompi-dc_x-fanout.log.qps)"
+                ucp_libs >/dev/null
+            else
+                judge ompi-dc_x-fanout "$out/ompi-dc_x-fanout.log" " 0 data errors"
+            fi
+        else
+            fail "ompi-dc_x-fanout: mpicc.openmpi failed (log $out/fanout-build.log)"
+        fi
     else
         fail "ompi: mpicc.openmpi failed (log $out/ompi-build.log)"
     fi
@@ -169,8 +192,8 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
         fail "oshmem: oshcc or oshrun missing or failed (log $out/oshmem-build.log)"
     fi
 else
-    echo "mpi: SKIPPED: ompi, ompi-rc_verbs, ompi-dc_x, oshmem: no Open MPI (openmpi-bin, libopenmpi-dev)"
-    skipped=$((skipped + 4))
+    echo "mpi: SKIPPED: ompi, ompi-rc_verbs, ompi-dc_x, ompi-dc_x-fanout, oshmem: no Open MPI (openmpi-bin, libopenmpi-dev)"
+    skipped=$((skipped + 5))
 fi
 
 # MPICH ch4:ucx; NOLOCAL: on-node traffic through UCX, not shared memory
