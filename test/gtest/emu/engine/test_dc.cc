@@ -590,6 +590,37 @@ TEST_F(test_emu_dc, dci_reset_and_reused)
     EXPECT_EQ(second, bufs[0]);
 }
 
+/* DCT reliability is RC's: a SEND that finds no receive WQE in the DCT's
+ * SRQ is RNR NAKed and retried, and lands once one is posted */
+TEST_F(test_emu_dc, rnr_until_the_srq_has_a_wqe)
+{
+    qp_params p;
+    p.rnr_retry = 7; /* forever */
+
+    make_dct(m_dct1, m_ctx1);
+    make_dci(m_a, m_ctx0, p);
+
+    uint64_t buf = 0;
+    struct ibv_mr *mr = reg(m_dct1.q, &buf, sizeof(buf));
+    const uint64_t v  = 0x7e57;
+    uct_ib_emu_counters_reset();
+    send_inline(m_a, roce_av(m_dct1, MAC_MLX5_1), &v, sizeof(v));
+    run_timeouts(2, 1);
+    EXPECT_EQ(0u, poll_all(m_a).size());
+    EXPECT_GE(uct_ib_emu_counters().rnr_naks, 1u);
+
+    post_srq(m_dct1, &buf, sizeof(buf), mr->lkey);
+    size_t done = 0;
+    for (int i = 0; (i < 50) && (done == 0); ++i) {
+        uct_ib_emu_clock_advance(1000000); /* past the RNR timer */
+        uct_ib_emu_engine_run();
+        done = poll_all(m_a).size();
+    }
+    EXPECT_EQ(1u, done) << counters_str();
+    poll_one(m_dct1.q, MLX5_CQE_RESP_SEND);
+    EXPECT_EQ(v, buf);
+}
+
 /* InfiniBand: the compact 16-byte address vector, routed by LID; the DCT
  * answers to the sender's LID */
 TEST_F(test_emu_dc, infiniband_with_a_compact_address_vector)

@@ -361,6 +361,20 @@ TEST_F(test_emu_cm, ud_sidr)
     cm.ack_cm_event(ev);
 }
 
+/* UD to a port nobody listens on: SIDR's answer makes it UNREACHABLE */
+TEST_F(test_emu_cm, ud_nobody_listening_is_unreachable)
+{
+    listen(RDMA_PS_UDP);
+    resolve(RDMA_PS_UDP, PORT + 1);
+    make_qp(m_client);
+    ASSERT_EQ(0, cm.connect(m_client, nullptr));
+
+    struct rdma_cm_event *ev = expect_event(m_client_ch,
+                                            RDMA_CM_EVENT_UNREACHABLE);
+    ASSERT_NE(nullptr, ev);
+    cm.ack_cm_event(ev);
+}
+
 /* UCX's way: no QP on the id, its number in the parameters; the client
  * gets CONNECT_RESPONSE and answers with rdma_establish */
 TEST_F(test_emu_cm, connect_without_a_qp)
