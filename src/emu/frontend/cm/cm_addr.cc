@@ -262,11 +262,10 @@ int bind_addr(id *i, const struct sockaddr *addr)
 int resolve_addr(id *i, const struct sockaddr *src, const struct sockaddr *dst)
 {
     struct sockaddr_in to;
-    std::string segment;
     unsigned host;
-    int dev_index;
-    uint8_t port_num;
-    uint32_t ip;
+    int dev_index    = -1;
+    uint8_t port_num = 0;
+    uint32_t ip      = 0;
     int err;
 
     if ((dst == nullptr) || (dst->sa_family != AF_INET)) {
