@@ -413,6 +413,9 @@ if [ -z "$asan" ] && command -v valgrind >/dev/null; then
 fi
 
 # --- ucx_info: UCX 1.13.1 on the emulated devices
+# (ucx_info runs under stdbuf -oL: its output into a file is written in
+# blocks, and one may end inside a line, where the model's debug messages on
+# stderr would land)
 ucx_info_check() {
     local log=${1:-$work/ucx_info.log} dev tl
 
@@ -434,7 +437,7 @@ ucx_info_check() {
 }
 if ! command -v ucx_info >/dev/null || ! ucx_info -v 2>/dev/null | grep -q "Version 1\.13\."; then
     skip "ucx_info: Debian's ucx-utils (UCX 1.13) not installed"
-elif UCX_LOG_LEVEL=debug run ucx_info ucx_info -d &&
+elif UCX_LOG_LEVEL=debug run ucx_info stdbuf -oL ucx_info -d &&
      ucx_info_check; then
     ok "ucx_info: UCX 1.13.1 ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5, ud_verbs and dc_mlx5 on 4 ports, RoCEv2 GID index 3"
 else
@@ -784,7 +787,7 @@ else
        ! grep -qE '^#define ENABLE_PARAMS_CHECK +0' "$work/release-b.log"; then
         fail "release: ucx_info -b of $release does not say a build without assertions and parameter checks"
         grep -E 'ENABLE_|VERSION' "$work/release-b.log" | show /dev/stdin
-    elif UCX_LOG_LEVEL=debug run release-ucx_info "${rel_env[@]}" "$release/../bin/ucx_info" -d &&
+    elif UCX_LOG_LEVEL=debug run release-ucx_info "${rel_env[@]}" stdbuf -oL "$release/../bin/ucx_info" -d &&
          ucx_info_check "$work/release-ucx_info.log" >"$work/release-ucx_info-check.log" 2>&1 &&
          ! grep -qE "ERROR|Assertion" "$work/release-ucx_info.log"; then
         ok "release: UCX 1.13.1 without assertions and parameter checks (ucx_info -b): ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5 and ud_verbs on 4 ports"
