@@ -790,7 +790,7 @@ else
     elif UCX_LOG_LEVEL=debug run release-ucx_info "${rel_env[@]}" stdbuf -oL "$release/../bin/ucx_info" -d &&
          ucx_info_check "$work/release-ucx_info.log" >"$work/release-ucx_info-check.log" 2>&1 &&
          ! grep -qE "ERROR|Assertion" "$work/release-ucx_info.log"; then
-        ok "release: UCX 1.13.1 without assertions and parameter checks (ucx_info -b): ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5 and ud_verbs on 4 ports"
+        ok "release: UCX 1.13.1 without assertions and parameter checks (ucx_info -b): ucx_info -d: DevX md, rc_mlx5, rc_verbs, ud_mlx5, ud_verbs and dc_mlx5 on 4 ports"
     else
         fail "release: ucx_info -d of the build without assertions"
         cat "$work/release-ucx_info-check.log"
